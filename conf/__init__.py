@@ -1,0 +1,1 @@
+"""Hydra's config tree, installed as the package `tx_keras.conf` so `tx-train` finds it from any folder."""

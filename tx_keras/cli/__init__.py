@@ -1,0 +1,1 @@
+"""Thin command-line entry points; the work lives in the library."""

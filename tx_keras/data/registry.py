@@ -1,0 +1,24 @@
+"""Task lookup by the `data.name` config key."""
+
+from collections.abc import Callable, Mapping
+from functools import partial
+
+from tx_keras.data.symbol_tasks import build_symbol_task
+from tx_keras.data.task import Task
+from tx_keras.data.translation import build_translation
+
+_BUILDERS: dict[str, Callable[[Mapping], Task]] = {
+    "translation": build_translation,
+    "copy": partial(build_symbol_task, "copy"),
+    "reverse": partial(build_symbol_task, "reverse"),
+    "sort": partial(build_symbol_task, "sort"),
+}
+TASKS = list(_BUILDERS)
+
+
+def build_task(cfg: Mapping) -> Task:
+    """Build the task named by `cfg["name"]` (a dict or an OmegaConf DictConfig) from its other keys."""
+    name = cfg.get("name")
+    if name not in _BUILDERS:
+        raise ValueError(f"data.name={name!r} is not a task; choose one of: {', '.join(TASKS)}")
+    return _BUILDERS[name](cfg)

@@ -1,0 +1,68 @@
+"""Token <-> id mapping with the fixed special ids every model and loss in the suite relies on."""
+
+from collections.abc import Iterable
+from pathlib import Path
+
+
+class Vocabulary:
+    """An ordered token list whose first four ids are reserved: PAD=0 (masked), SOS=1, EOS=2, UNK=3."""
+
+    PAD = 0
+    SOS = 1
+    EOS = 2
+    UNK = 3
+    SPECIALS = ("<pad>", "<sos>", "<eos>", "<unk>")
+
+    def __init__(self, tokens: list[str]) -> None:
+        reserved = set(self.SPECIALS)
+        seen: set[str] = set()
+        for token in tokens:
+            if token in reserved:
+                raise ValueError(f"token {token!r} is a reserved special token")
+            if token in seen:
+                raise ValueError(f"duplicate token {token!r}")
+            if not token or token != token.strip() or len(token.split()) != 1:
+                # One token per line in files and space-joined display both need whitespace-free tokens.
+                raise ValueError(f"token {token!r} is empty or contains whitespace")
+            seen.add(token)
+        self._tokens = [*self.SPECIALS, *tokens]
+        self._ids = {token: i for i, token in enumerate(self._tokens)}
+
+    def __len__(self) -> int:
+        return len(self._tokens)
+
+    def __repr__(self) -> str:
+        return f"Vocabulary({len(self)} tokens)"
+
+    @property
+    def tokens(self) -> list[str]:
+        """All tokens including the specials, indexed by id."""
+        return list(self._tokens)
+
+    def encode(self, words: list[str]) -> list[int]:
+        """Map words to ids; words outside the vocabulary become UNK rather than failing."""
+        return [self._ids.get(word, self.UNK) for word in words]
+
+    def decode(self, ids: Iterable[int]) -> list[str]:
+        """Map ids to words up to the first EOS, dropping PAD and SOS so model outputs read cleanly."""
+        words = []
+        for i in ids:
+            i = int(i)
+            if i == self.EOS:
+                break
+            if i in (self.PAD, self.SOS):
+                continue
+            words.append(self._tokens[i])
+        return words
+
+    def to_file(self, path: str | Path) -> None:
+        """Write one token per line (specials included) so the file alone reconstructs the ids."""
+        Path(path).write_text("".join(f"{token}\n" for token in self._tokens), encoding="utf-8")
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "Vocabulary":
+        """Read a file written by `to_file`; refuses files whose leading specials do not match."""
+        tokens = Path(path).read_text(encoding="utf-8").splitlines()
+        if tuple(tokens[: len(cls.SPECIALS)]) != cls.SPECIALS:
+            raise ValueError(f"{path}: vocabulary file must start with the special tokens {cls.SPECIALS}")
+        return cls(tokens[len(cls.SPECIALS) :])

@@ -1,0 +1,21 @@
+"""The lecture's building blocks as serializable Keras layers."""
+
+from tx_keras.layers.add_norm import NORM_MODES, AddNorm
+from tx_keras.layers.attention import SelfAttention, scaled_dot_product_attention
+from tx_keras.layers.embedding import POSITION_KINDS, TokenAndPositionEmbedding
+from tx_keras.layers.feed_forward import FeedForward
+from tx_keras.layers.looped_multi_head import ATTENTION_IMPLEMENTATIONS, LoopedMultiHeadAttention
+from tx_keras.layers.multi_head import MultiHeadAttention
+
+__all__ = [
+    "ATTENTION_IMPLEMENTATIONS",
+    "NORM_MODES",
+    "POSITION_KINDS",
+    "AddNorm",
+    "FeedForward",
+    "LoopedMultiHeadAttention",
+    "MultiHeadAttention",
+    "SelfAttention",
+    "TokenAndPositionEmbedding",
+    "scaled_dot_product_attention",
+]

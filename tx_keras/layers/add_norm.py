@@ -1,0 +1,72 @@
+"""Add + Norm around a sublayer, with the residual and the LayerNorm placement as switches."""
+
+from __future__ import annotations
+
+import keras
+
+NORM_MODES = ("post", "pre", "none")
+
+
+@keras.saving.register_keras_serializable(package="tx_keras")
+class AddNorm(keras.layers.Layer):
+    """Wraps one sublayer F (attention or FFN) the way the configuration says.
+
+    | norm   | residual=True                | residual=False         |
+    |--------|------------------------------|------------------------|
+    | post   | LayerNorm(x + drop(F(x)))    | LayerNorm(drop(F(x)))  |
+    | pre    | x + drop(F(LayerNorm(x)))    | drop(F(LayerNorm(x)))  |
+    | none   | x + drop(F(x))               | drop(F(x))             |
+
+    "post" is the original paper (and the lecture); "pre" is what most modern stacks use. The Add
+    lets gradients skip the sublayer; the Norm keeps activations at a stable scale. A block uses it in
+    two steps: `h = add_norm.sublayer_input(x)`, then `x = add_norm(x, F(h))`.
+
+    Args:
+        residual: add the sublayer's input to its output.
+        norm: "post", "pre" or "none".
+        dropout: dropout on the sublayer output before the Add (the paper's residual dropout).
+        epsilon: LayerNorm epsilon.
+    """
+
+    def __init__(self, residual: bool = True, norm: str = "post", dropout: float = 0.0, epsilon: float = 1e-6,
+                 **kwargs):
+        super().__init__(**kwargs)
+        if norm not in NORM_MODES:
+            raise ValueError(f"norm={norm!r} is not a norm placement; choose one of: {', '.join(NORM_MODES)}")
+        self.residual = residual
+        self.norm = norm
+        self.dropout = dropout
+        self.epsilon = epsilon
+        self.supports_masking = True  # the output keeps the input's padding positions
+        self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
+        self._norm = (
+            keras.layers.LayerNormalization(epsilon=epsilon, name="norm", dtype=self.dtype_policy)
+            if norm != "none" else None
+        )
+
+    def build(self, inputs_shape, sublayer_output_shape=None):
+        if self._norm is not None:
+            self._norm.build(inputs_shape)
+        self.built = True
+
+    def sublayer_input(self, inputs):
+        """What the sublayer reads: the normalised input in pre-LN, the input itself otherwise."""
+        return self._norm(inputs) if self.norm == "pre" else inputs
+
+    def call(self, inputs, sublayer_output, training=None):
+        outputs = self._dropout(sublayer_output, training=training)
+        if self.residual:
+            outputs = inputs + outputs
+        return self._norm(outputs) if self.norm == "post" else outputs
+
+    def compute_output_shape(self, inputs_shape, sublayer_output_shape=None):
+        return inputs_shape
+
+    def get_config(self) -> dict:
+        return {
+            **super().get_config(),
+            "residual": self.residual,
+            "norm": self.norm,
+            "dropout": self.dropout,
+            "epsilon": self.epsilon,
+        }

@@ -1,0 +1,130 @@
+"""Multi-head attention, fused: all h heads' projections, scores and outputs in single einsums."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from tx_keras.layers.attention import combine_masks, scaled_dot_product_attention
+
+
+def check_heads(d_model: int, num_heads: int) -> int:
+    """Per-head size d_k = d_model / h; the heads must split d_model exactly so concat gives d_model back."""
+    if num_heads < 1 or d_model < 1 or d_model % num_heads:
+        raise ValueError(
+            f"d_model={d_model} must be a positive multiple of num_heads={num_heads} "
+            f"(each head gets d_model/num_heads features)"
+        )
+    return d_model // num_heads
+
+
+@keras.saving.register_keras_serializable(package="tx_keras")
+class MultiHeadAttention(keras.layers.Layer):
+    """h attention heads computed at once, concatenated, then mixed by one output matrix W_o.
+
+    Head i has its own Wq_i, Wk_i, Wv_i: they are the slices `[:, i, :]` of the (d_in, h, d_k)
+    kernels, so one einsum projects every head in parallel; `W_o` is the (h, d_k, d_model) kernel that
+    maps the concatenated heads back to d_model. The weight layout matches
+    `keras.layers.MultiHeadAttention`, which makes the two directly comparable.
+    `LoopedMultiHeadAttention` computes the same function head by head, as the lecture explains it.
+
+    Args:
+        num_heads: number of heads h.
+        d_model: model width; must be divisible by `num_heads` (d_k = d_model / h).
+        dropout: dropout on the attention weights during training.
+        use_bias: whether the projections have biases.
+
+    Call args: `query` (B, Tq, d), `value` (B, Tk, d) for cross-attention (defaults to `query`),
+    `key` (defaults to `value`), `attention_mask` (B, Tq, Tk), `key_mask` (B, Tk), `use_causal_mask`,
+    `return_attention_scores`: also return the (B, h, Tq, Tk) weights; the outputs do not change.
+
+    Example:
+        >>> mha = MultiHeadAttention(num_heads=4, d_model=32)
+        >>> y, w = mha(x, return_attention_scores=True)  # x: (B, T, 32) -> y: (B, T, 32), w: (B, 4, T, T)
+    """
+
+    def __init__(
+        self,
+        num_heads: int,
+        d_model: int,
+        dropout: float = 0.0,
+        use_bias: bool = True,
+        kernel_initializer: str = "glorot_uniform",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.key_dim = check_heads(d_model, num_heads)
+        self.num_heads = num_heads
+        self.d_model = d_model
+        self.dropout = dropout
+        self.use_bias = use_bias
+        self.kernel_initializer = kernel_initializer
+        self.supports_masking = True  # the output keeps the input's padding positions
+        self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
+
+    def _projection(self, name: str, input_dim: int) -> None:
+        shape = (input_dim, self.num_heads, self.key_dim)
+        setattr(self, f"{name}_kernel", self.add_weight(name=f"{name}_kernel", shape=shape,
+                                                        initializer=self.kernel_initializer))
+        if self.use_bias:
+            setattr(self, f"{name}_bias", self.add_weight(name=f"{name}_bias", shape=shape[1:],
+                                                          initializer="zeros"))
+
+    def build(self, query_shape, value_shape=None, key_shape=None):
+        value_shape = value_shape or query_shape
+        self._projection("query", query_shape[-1])
+        self._projection("key", (key_shape or value_shape)[-1])
+        self._projection("value", value_shape[-1])
+        self.output_kernel = self.add_weight(
+            name="output_kernel", shape=(self.num_heads, self.key_dim, self.d_model),
+            initializer=self.kernel_initializer,
+        )
+        if self.use_bias:
+            self.output_bias = self.add_weight(name="output_bias", shape=(self.d_model,), initializer="zeros")
+        self.built = True
+
+    def _project(self, name: str, inputs):
+        """(B, T, d_in) -> (B, h, T, d_k): every head's projection in one einsum."""
+        projected = ops.einsum("btd,dhk->bhtk", inputs, getattr(self, f"{name}_kernel"))
+        if self.use_bias:
+            projected = projected + ops.expand_dims(getattr(self, f"{name}_bias"), 1)
+        return projected
+
+    def call(
+        self,
+        query,
+        value=None,
+        key=None,
+        attention_mask=None,
+        key_mask=None,
+        use_causal_mask=False,
+        return_attention_scores=False,
+        training=None,
+    ):
+        value = query if value is None else value
+        key = value if key is None else key
+        mask = combine_masks(ops.shape(query)[1], ops.shape(key)[1], attention_mask, key_mask, use_causal_mask)
+        if mask is not None:
+            mask = ops.expand_dims(mask, 1)  # broadcast over heads
+        heads, weights = scaled_dot_product_attention(
+            self._project("query", query), self._project("key", key), self._project("value", value),
+            mask, self._dropout, training,
+        )
+        # Concatenating the heads and multiplying by W_o is one contraction over (head, d_k).
+        outputs = ops.einsum("bhtk,hkd->btd", heads, self.output_kernel)
+        if self.use_bias:
+            outputs = outputs + self.output_bias
+        return (outputs, weights) if return_attention_scores else outputs
+
+    def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
+        return (*query_shape[:-1], self.d_model)
+
+    def get_config(self) -> dict:
+        return {
+            **super().get_config(),
+            "num_heads": self.num_heads,
+            "d_model": self.d_model,
+            "dropout": self.dropout,
+            "use_bias": self.use_bias,
+            "kernel_initializer": self.kernel_initializer,
+        }

@@ -1,0 +1,89 @@
+"""The full sequence-to-sequence Transformer: encoder, decoder and the projection to target-word logits."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from tx_keras.models.decoder import Decoder
+from tx_keras.models.encoder import Encoder
+
+
+@keras.saving.register_keras_serializable(package="tx_keras")
+class Transformer(keras.Model):
+    """Encoder + decoder + Dense to the target vocabulary; every knob is a constructor argument.
+
+    Call with `(source_ids, decoder_input_ids)` (both int, id 0 = padding) -> logits (B, Tt, V_target).
+    With `return_attention=True` also returns a dict of every attention map, keyed
+    `encoder_self/layer_i` (B, h, Ts, Ts), `decoder_self/layer_i` (B, h, Tt, Tt), `cross/layer_i` (B, h, Tt, Ts).
+
+    Args:
+        source_vocab_size, target_vocab_size: vocabulary sizes (id 0 = padding).
+        max_source_length, max_target_length: longest sequences (position tables).
+        num_encoder_layers, num_decoder_layers: depths, set separately.
+        d_model, num_heads, dff, dropout: widths, head count, FFN hidden width, dropout rate.
+        residual: the Add of Add + Norm on/off. norm: "post", "pre" or "none". ffn: FFN sublayers on/off.
+        activation: FFN activation. attention_impl: "fused" (default) or "looped" (one head at a time).
+        positions: "sinusoidal", "learned" or "none".
+    """
+
+    def __init__(self, source_vocab_size: int, target_vocab_size: int, max_source_length: int,
+                 max_target_length: int, num_encoder_layers: int = 2, num_decoder_layers: int = 2,
+                 d_model: int = 64, num_heads: int = 4, dff: int = 256, dropout: float = 0.0,
+                 residual: bool = True, norm: str = "post", ffn: bool = True, activation: str = "relu",
+                 attention_impl: str = "fused", positions: str = "sinusoidal", **kwargs):
+        super().__init__(**kwargs)
+        self.source_vocab_size, self.target_vocab_size = source_vocab_size, target_vocab_size
+        self.max_source_length, self.max_target_length = max_source_length, max_target_length
+        self.num_encoder_layers, self.num_decoder_layers = num_encoder_layers, num_decoder_layers
+        self.d_model, self.num_heads, self.dff, self.dropout = d_model, num_heads, dff, dropout
+        self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
+        self.attention_impl, self.positions = attention_impl, positions
+        shared = dict(d_model=d_model, num_heads=num_heads, dff=dff, dropout=dropout, residual=residual,
+                      norm=norm, ffn=ffn, activation=activation, attention_impl=attention_impl,
+                      positions=positions, dtype=self.dtype_policy)
+        self.encoder = Encoder(source_vocab_size, max_source_length, num_encoder_layers, name="encoder", **shared)
+        self.decoder = Decoder(target_vocab_size, max_target_length, num_decoder_layers, name="decoder", **shared)
+        # Logits stay float32 under mixed precision so the softmax/cross-entropy is stable.
+        self.projection = keras.layers.Dense(target_vocab_size, name="logits", dtype="float32")
+
+    def build(self, input_shape):
+        source_shape, target_shape = (tuple(shape) for shape in input_shape)
+        self.encoder.build(source_shape)
+        self.decoder.build(target_shape, (*source_shape, self.d_model))
+        self.projection.build((*target_shape, self.d_model))
+        self.built = True
+
+    def encode(self, source_ids, training=None):
+        """Encoder output (B, Ts, d_model): computed once per sentence, reused at every decoding step."""
+        return self.encoder(source_ids, training=training)
+
+    def decode(self, target_ids, memory, source_ids, training=None):
+        """Next-word logits (B, Tt, V) for every target position, given the encoder output."""
+        hidden = self.decoder(target_ids, memory, source_mask=ops.not_equal(source_ids, 0), training=training)
+        return self.projection(hidden)
+
+    def call(self, inputs, training=None, return_attention=False):
+        source_ids, target_ids = inputs
+        if not return_attention:
+            return self.decode(target_ids, self.encode(source_ids, training), source_ids, training)
+        memory, encoder_weights = self.encoder(source_ids, training=training, return_attention=True)
+        hidden, self_weights, cross_weights = self.decoder(
+            target_ids, memory, source_mask=ops.not_equal(source_ids, 0), training=training, return_attention=True
+        )
+        attention = {}
+        for kind, weights in (("encoder_self", encoder_weights), ("decoder_self", self_weights),
+                              ("cross", cross_weights)):
+            attention.update({f"{kind}/layer_{i + 1}": w for i, w in enumerate(weights)})
+        return self.projection(hidden), attention
+
+    def get_config(self) -> dict:
+        return {
+            **super().get_config(),
+            "source_vocab_size": self.source_vocab_size, "target_vocab_size": self.target_vocab_size,
+            "max_source_length": self.max_source_length, "max_target_length": self.max_target_length,
+            "num_encoder_layers": self.num_encoder_layers, "num_decoder_layers": self.num_decoder_layers,
+            "d_model": self.d_model, "num_heads": self.num_heads, "dff": self.dff, "dropout": self.dropout,
+            "residual": self.residual, "norm": self.norm, "ffn": self.ffn, "activation": self.activation,
+            "attention_impl": self.attention_impl, "positions": self.positions,
+        }

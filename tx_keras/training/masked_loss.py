@@ -1,0 +1,34 @@
+"""Cross-entropy over real target tokens only: padding must neither count nor dilute the mean."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="tx_keras")
+class MaskedCrossEntropy(keras.losses.Loss):
+    """Mean token cross-entropy where label id 0 (padding) is excluded, with optional label smoothing.
+
+    Returns one scalar per batch: sum(loss * mask) / sum(mask), so a batch of short sentences does not
+    weigh less than one of long sentences padded to the same length.
+    """
+
+    def __init__(self, label_smoothing: float = 0.0, name: str = "masked_cross_entropy", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.label_smoothing = label_smoothing
+
+    def call(self, y_true, y_pred):
+        labels = ops.cast(y_true, "int32")
+        if self.label_smoothing:
+            targets = ops.one_hot(labels, ops.shape(y_pred)[-1], dtype=y_pred.dtype)
+            losses = keras.losses.categorical_crossentropy(
+                targets, y_pred, from_logits=True, label_smoothing=self.label_smoothing
+            )
+        else:
+            losses = keras.losses.sparse_categorical_crossentropy(labels, y_pred, from_logits=True)
+        mask = ops.cast(ops.not_equal(labels, 0), losses.dtype)
+        return ops.sum(losses * mask) / ops.maximum(ops.sum(mask), 1.0)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "label_smoothing": self.label_smoothing}
