@@ -1,0 +1,69 @@
+"""tx-train end to end in a subprocess, as a user runs it."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+from tensorboard.backend.event_processing import event_accumulator
+
+TINY = ["model=tiny", "trainer.epochs=2", "data.num_train=256", "data.num_validation=32", "data.num_test=32",
+        "logging.verbose=0"]
+
+
+def tx_train(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "tx_keras.cli.train", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+
+
+def _tags(folder):
+    (events,) = folder.glob("events.out.tfevents.*")
+    accumulator = event_accumulator.EventAccumulator(str(events), size_guidance={event_accumulator.TENSORS: 0})
+    accumulator.Reload()
+    return accumulator
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    run_dir = root / "run"
+    result = tx_train(*TINY, f"hydra.run.dir={run_dir}", cwd=root)
+    return result, run_dir
+
+
+def test_tiny_run_writes_summary_and_events(tiny_run):
+    result, run_dir = tiny_run
+    assert result.returncode == 0, result.stderr[-2000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed"
+    assert summary["epochs"] == 2 and summary["parameters"] > 1000 and summary["wall_time_s"] > 0
+    for key in ("train_loss", "validation_loss", "validation_accuracy", "test_accuracy", "test_exact_match"):
+        assert 0 <= summary["metrics"][key] < 10, key
+    assert summary["config"]["model"]["d_model"] == 32  # the composed, resolved config
+    assert (run_dir / ".hydra" / "config.yaml").exists()
+
+    train = _tags(run_dir / "train")
+    assert {"epoch_loss", "epoch_accuracy", "epoch_learning_rate"} <= set(train.Tags()["tensors"])
+    assert [event.step for event in train.Tensors("epoch_loss")] == [0, 1]
+    assert {"epoch_loss", "epoch_accuracy"} <= set(_tags(run_dir / "validation").Tags()["tensors"])
+    final = _tags(run_dir / "final")
+    (exact,) = final.Tensors("test/exact_match")
+    assert float(tf.make_ndarray(exact.tensor_proto)) == pytest.approx(summary["metrics"]["test_exact_match"])
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("model.num_heads=3", "tx-train: error: model.num_heads=3 does not divide model.d_model=32"),
+        ("model.norm=sideways", "tx-train: error: model.norm='sideways' is not allowed; choose one of: post, pre"),
+        ("data.name=wmt", "tx-train: error: data.name='wmt' is not allowed; choose one of: translation"),
+    ],
+)
+def test_invalid_config_fails_in_one_line_before_training(tmp_path, override, message):
+    result = tx_train(*TINY, override, f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path)
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.startswith("tx-train")]
+    assert lines == [lines[0]] and lines[0].startswith(message)
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "run" / "summary.json").exists() and not (tmp_path / "run" / "train").exists()

@@ -1,0 +1,46 @@
+"""Every bad value gets one line that names the key and what is allowed."""
+
+import pytest
+from hydra import compose, initialize_config_module
+
+from tx_keras.config_check import ConfigError, check_config
+
+
+@pytest.fixture(scope="module")
+def compose_config():
+    with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
+        yield lambda *overrides: compose(config_name="config", overrides=list(overrides))
+
+
+def test_default_and_preset_configs_are_valid(compose_config):
+    for overrides in [(), ("model=tiny",), ("model=base",), ("data=reverse",), ("data=sort",), ("data=copy",),
+                      ("experiment=reverse",), ("trainer.clip_norm=1.0",)]:
+        check_config(compose_config(*overrides))
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("model.num_heads=3", "model.num_heads=3 does not divide model.d_model=64; choose num_heads in 1, 2, 4, 8"),
+        ("model.num_heads=0", "model.num_heads=0 must be >= 1"),
+        ("model.num_encoder_layers=0", "model.num_encoder_layers=0 must be >= 1"),
+        ("model.num_decoder_layers=-2", "model.num_decoder_layers=-2 must be >= 1"),
+        ("model.norm=middle", "model.norm='middle' is not allowed; choose one of: post, pre, none"),
+        ("model.positions=rope", "model.positions='rope' is not allowed; choose one of: sinusoidal, learned, none"),
+        ("model.attention_impl=sparse", "choose one of: fused, looped"),
+        ("model.d_model=big", "model.d_model='big' has the wrong type: expected int"),
+        ("model.d_model=true", "model.d_model=True has the wrong type: expected int"),
+        ("model.residual=maybe", "model.residual='maybe' has the wrong type: expected bool"),
+        ("model.dropout=1.5", "model.dropout=1.5 must be in [0, 1)"),
+        ("data.name=wmt", "data.name='wmt' is not allowed; choose one of: translation, copy, reverse, sort"),
+        ("trainer.epochs=0", "trainer.epochs=0 must be >= 1"),
+        ("trainer.batch_size=8.5", "trainer.batch_size=8.5 has the wrong type: expected int"),
+        ("trainer.clip_norm=-1", "trainer.clip_norm=-1 must be > 0"),
+        ("~trainer.warmup_steps", "trainer.warmup_steps is missing from the config"),
+    ],
+)
+def test_bad_values_give_one_line(compose_config, override, message):
+    with pytest.raises(ConfigError) as error:
+        check_config(compose_config(override))
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)

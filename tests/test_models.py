@@ -1,0 +1,132 @@
+"""Encoder, decoder and Transformer: shapes, attention maps, ablation switches, serialization."""
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from tx_keras.models import Decoder, Encoder, EncoderBlock, Transformer
+
+SIZES = dict(d_model=16, num_heads=4, dff=32)
+
+
+def _ids(batch, length, vocab, pad_from=None, seed=0):
+    ids = np.random.default_rng(seed).integers(1, vocab, size=(batch, length)).astype("int32")
+    if pad_from is not None:
+        ids[:, pad_from:] = 0
+    return ids
+
+
+def _transformer(**overrides):
+    args = dict(source_vocab_size=11, target_vocab_size=13, max_source_length=7, max_target_length=6,
+                num_encoder_layers=2, num_decoder_layers=3, **SIZES)
+    args.update(overrides)
+    return Transformer(**args)
+
+
+def test_encoder_and_decoder_shapes():
+    encoder = Encoder(11, 7, num_layers=2, **SIZES)
+    decoder = Decoder(13, 6, num_layers=3, **SIZES)
+    source, target = _ids(2, 7, 11, pad_from=5), _ids(2, 6, 13)
+    memory, weights = encoder(source, return_attention=True)
+    assert memory.shape == (2, 7, 16) and len(weights) == 2 and weights[0].shape == (2, 4, 7, 7)
+    hidden, self_weights, cross_weights = decoder(target, memory, source_mask=source != 0, return_attention=True)
+    assert hidden.shape == (2, 6, 16)
+    assert len(self_weights) == len(cross_weights) == 3
+    assert self_weights[0].shape == (2, 4, 6, 6) and cross_weights[0].shape == (2, 4, 6, 7)
+    # Cross-attention never looks at padded source words; causal self-attention never at the future.
+    assert np.all(ops.convert_to_numpy(cross_weights[0])[..., 5:] == 0)
+    assert np.all(np.triu(ops.convert_to_numpy(self_weights[2]), k=1) == 0)
+
+
+def test_transformer_returns_every_attention_map_without_changing_logits():
+    model = _transformer()
+    source, target = _ids(2, 7, 11, pad_from=6), _ids(2, 6, 13)
+    logits = model((source, target))
+    logits_again, attention = model((source, target), return_attention=True)
+    assert logits.shape == (2, 6, 13)
+    np.testing.assert_array_equal(ops.convert_to_numpy(logits), ops.convert_to_numpy(logits_again))
+    expected = {f"encoder_self/layer_{i}" for i in (1, 2)}
+    expected |= {f"{kind}/layer_{i}" for kind in ("decoder_self", "cross") for i in (1, 2, 3)}
+    assert set(attention) == expected
+    assert attention["cross/layer_3"].shape == (2, 4, 6, 7)
+    for weights in attention.values():
+        np.testing.assert_allclose(ops.convert_to_numpy(ops.sum(weights, axis=-1)), 1.0, atol=1e-5)
+
+
+def test_future_target_words_do_not_change_earlier_logits():
+    model = _transformer()
+    source, target = _ids(1, 7, 11), _ids(1, 6, 13)
+    changed = target.copy()
+    changed[0, 4:] = (changed[0, 4:] % 12) + 1
+    before = ops.convert_to_numpy(model((source, target)))
+    after = ops.convert_to_numpy(model((source, changed)))
+    np.testing.assert_allclose(before[:, :4], after[:, :4], atol=1e-5)
+    assert not np.allclose(before[:, 4:], after[:, 4:])
+
+
+def test_bare_block_is_exactly_attention():
+    """residual=False, norm=none, ffn=False: the block output is multi-head attention and nothing else."""
+    block = EncoderBlock(residual=False, norm="none", ffn=False, **SIZES)
+    x = np.random.default_rng(1).normal(size=(2, 5, 16)).astype("float32")
+    y = ops.convert_to_numpy(block(x))
+    attention = block._self_attention
+    q = np.einsum("btd,dhk->bhtk", x, ops.convert_to_numpy(attention.query_kernel))
+    q += ops.convert_to_numpy(attention.query_bias)[:, None]
+    k = np.einsum("btd,dhk->bhtk", x, ops.convert_to_numpy(attention.key_kernel))
+    k += ops.convert_to_numpy(attention.key_bias)[:, None]
+    v = np.einsum("btd,dhk->bhtk", x, ops.convert_to_numpy(attention.value_kernel))
+    v += ops.convert_to_numpy(attention.value_bias)[:, None]
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(4)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    expected = np.einsum("bhtk,hkd->btd", weights @ v, ops.convert_to_numpy(attention.output_kernel))
+    expected += ops.convert_to_numpy(attention.output_bias)
+    np.testing.assert_allclose(y, expected, atol=1e-5)
+    assert len(block.weights) == 8  # Wq, Wk, Wv, W_o and their biases: no norm, no FFN
+
+
+@pytest.mark.parametrize("norm", ["post", "pre", "none"])
+@pytest.mark.parametrize("residual", [True, False])
+def test_ablation_switches_change_the_parameter_count(norm, residual):
+    with_ffn = _transformer(norm=norm, residual=residual)
+    without_ffn = _transformer(norm=norm, residual=residual, ffn=False)
+    source, target = _ids(1, 7, 11), _ids(1, 6, 13)
+    with_ffn((source, target))
+    without_ffn((source, target))
+    ffn_params = 5 * (16 * 32 + 32 + 32 * 16 + 16)  # 2 encoder + 3 decoder FFNs
+    assert with_ffn.count_params() - without_ffn.count_params() == ffn_params + (5 * 2 * 16 if norm != "none" else 0)  # + their LayerNorms
+
+
+def test_invalid_options_fail_at_construction():
+    with pytest.raises(ValueError, match="num_heads=3"):
+        _transformer(num_heads=3)
+    with pytest.raises(ValueError, match="post, pre, none"):
+        _transformer(norm="middle")
+    with pytest.raises(ValueError, match="fused, looped"):
+        _transformer(attention_impl="sparse")
+    with pytest.raises(ValueError, match="num_layers=0"):
+        _transformer(num_encoder_layers=0)
+
+
+@pytest.mark.parametrize("overrides", [{}, {"norm": "pre", "positions": "learned", "attention_impl": "looped"}])
+def test_transformer_keras_file_round_trip(tmp_path, overrides):
+    model = _transformer(**overrides)
+    source, target = _ids(2, 7, 11, pad_from=5), _ids(2, 6, 13)
+    expected = ops.convert_to_numpy(model((source, target)))
+    path = tmp_path / "model.keras"
+    model.save(path)
+    loaded = keras.models.load_model(path, safe_mode=True)
+    assert loaded.get_config() == model.get_config()
+    np.testing.assert_allclose(ops.convert_to_numpy(loaded((source, target))), expected, atol=1e-6)
+
+
+def test_one_fit_step_lowers_the_loss():
+    keras.utils.set_random_seed(0)
+    model = _transformer()
+    source, target = _ids(16, 7, 11, seed=2), _ids(16, 7, 13, seed=3)
+    model.compile(keras.optimizers.Adam(1e-2), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    inputs, labels = (source, target[:, :-1]), target[:, 1:]
+    before = model.evaluate(inputs, labels, verbose=0)
+    model.fit(inputs, labels, epochs=5, verbose=0)
+    assert model.evaluate(inputs, labels, verbose=0) < before
