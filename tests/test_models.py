@@ -18,8 +18,15 @@ def _ids(batch, length, vocab, pad_from=None, seed=0):
 
 
 def _transformer(**overrides):
-    args = dict(source_vocab_size=11, target_vocab_size=13, max_source_length=7, max_target_length=6,
-                num_encoder_layers=2, num_decoder_layers=3, **SIZES)
+    args = dict(
+        source_vocab_size=11,
+        target_vocab_size=13,
+        max_source_length=7,
+        max_target_length=6,
+        num_encoder_layers=2,
+        num_decoder_layers=3,
+        **SIZES,
+    )
     args.update(overrides)
     return Transformer(**args)
 
@@ -30,7 +37,9 @@ def test_encoder_and_decoder_shapes():
     source, target = _ids(2, 7, 11, pad_from=5), _ids(2, 6, 13)
     memory, weights = encoder(source, return_attention=True)
     assert memory.shape == (2, 7, 16) and len(weights) == 2 and weights[0].shape == (2, 4, 7, 7)
-    hidden, self_weights, cross_weights = decoder(target, memory, source_mask=source != 0, return_attention=True)
+    hidden, self_weights, cross_weights = decoder(
+        target, memory, source_mask=source != 0, return_attention=True
+    )
     assert hidden.shape == (2, 6, 16)
     assert len(self_weights) == len(cross_weights) == 3
     assert self_weights[0].shape == (2, 4, 6, 6) and cross_weights[0].shape == (2, 4, 6, 7)
@@ -95,7 +104,9 @@ def test_ablation_switches_change_the_parameter_count(norm, residual):
     with_ffn((source, target))
     without_ffn((source, target))
     ffn_params = 5 * (16 * 32 + 32 + 32 * 16 + 16)  # 2 encoder + 3 decoder FFNs
-    assert with_ffn.count_params() - without_ffn.count_params() == ffn_params + (5 * 2 * 16 if norm != "none" else 0)  # + their LayerNorms
+    assert with_ffn.count_params() - without_ffn.count_params() == ffn_params + (
+        5 * 2 * 16 if norm != "none" else 0
+    )  # + their LayerNorms
 
 
 def test_invalid_options_fail_at_construction():
@@ -109,7 +120,9 @@ def test_invalid_options_fail_at_construction():
         _transformer(num_encoder_layers=0)
 
 
-@pytest.mark.parametrize("overrides", [{}, {"norm": "pre", "positions": "learned", "attention_impl": "looped"}])
+@pytest.mark.parametrize(
+    "overrides", [{}, {"norm": "pre", "positions": "learned", "attention_impl": "looped"}]
+)
 def test_transformer_keras_file_round_trip(tmp_path, overrides):
     model = _transformer(**overrides)
     source, target = _ids(2, 7, 11, pad_from=5), _ids(2, 6, 13)

@@ -53,8 +53,17 @@ def test_masked_accuracy_counts_real_tokens_over_batches():
 
 def _tiny_model():
     keras.utils.set_random_seed(0)
-    model = Transformer(source_vocab_size=9, target_vocab_size=9, max_source_length=6, max_target_length=7,
-                        num_encoder_layers=1, num_decoder_layers=1, d_model=16, num_heads=2, dff=32)
+    model = Transformer(
+        source_vocab_size=9,
+        target_vocab_size=9,
+        max_source_length=6,
+        max_target_length=7,
+        num_encoder_layers=1,
+        num_decoder_layers=1,
+        d_model=16,
+        num_heads=2,
+        dff=32,
+    )
     model.build(((None, 6), (None, 7)))
     return model
 
@@ -72,7 +81,7 @@ def test_greedy_decoder_matches_step_by_step_argmax():
             word = int(np.argmax(logits[0, step]))
             assert row[step] == word
             if word == Vocabulary.EOS:
-                assert np.all(row[step + 1:] == 0)  # nothing after EOS
+                assert np.all(row[step + 1 :] == 0)  # nothing after EOS
                 break
             prefix.append(word)
 

@@ -74,8 +74,11 @@ def check_config(cfg: Mapping) -> None:
             raise ConfigError(f"{key}={value!r} has the wrong type: expected {names}")
         problem = rule(value) if rule else None
         if problem:
-            raise ConfigError(f"{key}={value!r} {problem}" if problem.startswith("must") else
-                              f"{key}={value!r} is not allowed; {problem}")
+            raise ConfigError(
+                f"{key}={value!r} {problem}"
+                if problem.startswith("must")
+                else f"{key}={value!r} is not allowed; {problem}"
+            )
     d_model, heads = cfg["model"]["d_model"], cfg["model"]["num_heads"]
     if d_model % heads:
         divisors = [h for h in range(1, d_model + 1) if d_model % h == 0 and h <= 64]

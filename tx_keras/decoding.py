@@ -41,11 +41,14 @@ def greedy_decoder(model: Transformer, max_length: int) -> Callable[[tf.Tensor],
     return decode
 
 
-def decode_in_batches(decode: Callable[[tf.Tensor], tf.Tensor], source_ids: np.ndarray,
-                      batch_size: int = 256) -> np.ndarray:
+def decode_in_batches(
+    decode: Callable[[tf.Tensor], tf.Tensor], source_ids: np.ndarray, batch_size: int = 256
+) -> np.ndarray:
     """Run a decoder over a whole split without holding every sentence in one batch."""
-    parts = [decode(tf.constant(source_ids[i:i + batch_size], tf.int32)).numpy()
-             for i in range(0, len(source_ids), batch_size)]
+    parts = [
+        decode(tf.constant(source_ids[i : i + batch_size], tf.int32)).numpy()
+        for i in range(0, len(source_ids), batch_size)
+    ]
     return np.concatenate(parts, axis=0)
 
 

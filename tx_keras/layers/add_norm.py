@@ -19,7 +19,8 @@ class AddNorm(keras.layers.Layer):
 
     "post" is the original paper (and the lecture); "pre" is what most modern stacks use. The Add
     lets gradients skip the sublayer; the Norm keeps activations at a stable scale. A block uses it in
-    two steps: `h = add_norm.sublayer_input(x)`, then `x = add_norm(x, F(h))`.
+    two steps inside its own `call`: `h = add_norm.sublayer_input(x)`, then `x = add_norm(x, F(h))`
+    (in a functional model, wrap the two steps in a layer: `sublayer_input` is a method, not a layer call).
 
     Args:
         residual: add the sublayer's input to its output.
@@ -28,8 +29,9 @@ class AddNorm(keras.layers.Layer):
         epsilon: LayerNorm epsilon.
     """
 
-    def __init__(self, residual: bool = True, norm: str = "post", dropout: float = 0.0, epsilon: float = 1e-6,
-                 **kwargs):
+    def __init__(
+        self, residual: bool = True, norm: str = "post", dropout: float = 0.0, epsilon: float = 1e-6, **kwargs
+    ):
         super().__init__(**kwargs)
         if norm not in NORM_MODES:
             raise ValueError(f"norm={norm!r} is not a norm placement; choose one of: {', '.join(NORM_MODES)}")
@@ -41,11 +43,12 @@ class AddNorm(keras.layers.Layer):
         self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
         self._norm = (
             keras.layers.LayerNormalization(epsilon=epsilon, name="norm", dtype=self.dtype_policy)
-            if norm != "none" else None
+            if norm != "none"
+            else None
         )
 
     def build(self, inputs_shape, sublayer_output_shape=None):
-        if self._norm is not None:
+        if self._norm is not None and not self._norm.built:  # sublayer_input may have built it already
             self._norm.build(inputs_shape)
         self.built = True
 

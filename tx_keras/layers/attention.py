@@ -12,7 +12,7 @@ _MASKED_SCORE = -1e9
 
 
 def causal_mask(query_length: int, key_length: int):
-    """Boolean (Tq, Tk) mask, True where query t may see key j (j <= t): the decoder must not read the future."""
+    """Boolean (Tq, Tk) mask, True where query t may see key j (j <= t): no reading the future."""
     rows = ops.expand_dims(ops.arange(query_length), 1)
     cols = ops.expand_dims(ops.arange(key_length), 0)
     return ops.greater_equal(rows, cols)
@@ -101,8 +101,16 @@ class SelfAttention(keras.layers.Layer):
         self._value.build(value_shape)
         self.built = True
 
-    def call(self, query, value=None, key=None, attention_mask=None, key_mask=None, use_causal_mask=False,
-             training=None):
+    def call(
+        self,
+        query,
+        value=None,
+        key=None,
+        attention_mask=None,
+        key_mask=None,
+        use_causal_mask=False,
+        training=None,
+    ):
         value = query if value is None else value
         key = value if key is None else key
         mask = combine_masks(

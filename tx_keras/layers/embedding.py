@@ -35,12 +35,21 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         mask_zero: id 0 is padding; the layer emits a (B, T) mask that Keras propagates.
     """
 
-    def __init__(self, vocab_size: int, d_model: int, max_length: int, positions: str = "sinusoidal",
-                 scale: bool = True, mask_zero: bool = True, **kwargs):
+    def __init__(
+        self,
+        vocab_size: int,
+        d_model: int,
+        max_length: int,
+        positions: str = "sinusoidal",
+        scale: bool = True,
+        mask_zero: bool = True,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if positions not in POSITION_KINDS:
             raise ValueError(
-                f"positions={positions!r} is not a positional encoding; choose one of: {', '.join(POSITION_KINDS)}"
+                f"positions={positions!r} is not a positional encoding; "
+                f"choose one of: {', '.join(POSITION_KINDS)}"
             )
         self.vocab_size = vocab_size
         self.d_model = d_model
@@ -52,7 +61,8 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         self._tokens = keras.layers.Embedding(vocab_size, d_model, name="tokens", dtype=self.dtype_policy)
         self._learned = (
             keras.layers.Embedding(max_length, d_model, name="positions", dtype=self.dtype_policy)
-            if positions == "learned" else None
+            if positions == "learned"
+            else None
         )
         self._table = sinusoidal_positions(max_length, d_model) if positions == "sinusoidal" else None
 

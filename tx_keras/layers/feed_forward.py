@@ -19,8 +19,15 @@ class FeedForward(keras.layers.Layer):
         dropout: dropout on the hidden activations during training.
     """
 
-    def __init__(self, d_model: int, dff: int, activation: str = "relu", dropout: float = 0.0,
-                 kernel_initializer: str = "glorot_uniform", **kwargs):
+    def __init__(
+        self,
+        d_model: int,
+        dff: int,
+        activation: str = "relu",
+        dropout: float = 0.0,
+        kernel_initializer: str = "glorot_uniform",
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if d_model < 1 or dff < 1:
             raise ValueError(f"d_model={d_model} and dff={dff} must be positive")
@@ -30,11 +37,17 @@ class FeedForward(keras.layers.Layer):
         self.dropout = dropout
         self.kernel_initializer = kernel_initializer
         self.supports_masking = True  # the output keeps the input's padding positions
-        self._hidden = keras.layers.Dense(dff, activation=activation, kernel_initializer=kernel_initializer,
-                                          name="hidden", dtype=self.dtype_policy)
+        self._hidden = keras.layers.Dense(
+            dff,
+            activation=activation,
+            kernel_initializer=kernel_initializer,
+            name="hidden",
+            dtype=self.dtype_policy,
+        )
         self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
-        self._output = keras.layers.Dense(d_model, kernel_initializer=kernel_initializer, name="output",
-                                          dtype=self.dtype_policy)
+        self._output = keras.layers.Dense(
+            d_model, kernel_initializer=kernel_initializer, name="output", dtype=self.dtype_policy
+        )
 
     def build(self, input_shape):
         self._hidden.build(input_shape)

@@ -36,12 +36,23 @@ class LoopedMultiHeadAttention(keras.layers.Layer):
         self.kernel_initializer = kernel_initializer
         self.supports_masking = True  # the output keeps the input's padding positions
         self._heads = [
-            SelfAttention(self.key_dim, use_bias=use_bias, dropout=dropout,
-                          kernel_initializer=kernel_initializer, name=f"head_{i + 1}", dtype=self.dtype_policy)
+            SelfAttention(
+                self.key_dim,
+                use_bias=use_bias,
+                dropout=dropout,
+                kernel_initializer=kernel_initializer,
+                name=f"head_{i + 1}",
+                dtype=self.dtype_policy,
+            )
             for i in range(num_heads)
         ]
-        self._output = keras.layers.Dense(d_model, use_bias=use_bias, kernel_initializer=kernel_initializer,
-                                          name="output", dtype=self.dtype_policy)
+        self._output = keras.layers.Dense(
+            d_model,
+            use_bias=use_bias,
+            kernel_initializer=kernel_initializer,
+            name="output",
+            dtype=self.dtype_policy,
+        )
 
     def build(self, query_shape, value_shape=None, key_shape=None):
         for head in self._heads:
@@ -62,8 +73,15 @@ class LoopedMultiHeadAttention(keras.layers.Layer):
     ):
         heads, weights = [], []
         for head in self._heads:
-            output, weight = head(query, value, key, attention_mask=attention_mask, key_mask=key_mask,
-                                  use_causal_mask=use_causal_mask, training=training)
+            output, weight = head(
+                query,
+                value,
+                key,
+                attention_mask=attention_mask,
+                key_mask=key_mask,
+                use_causal_mask=use_causal_mask,
+                training=training,
+            )
             heads.append(output)
             weights.append(weight)
         outputs = self._output(ops.concatenate(heads, axis=-1))
@@ -85,6 +103,17 @@ class LoopedMultiHeadAttention(keras.layers.Layer):
 
     def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
         return (*query_shape[:-1], self.d_model)
+
+    def compute_output_spec(self, query, value=None, key=None, return_attention_scores=False, **kwargs):
+        """Symbolic calls (functional models) must also see the (B, h, Tq, Tk) weights when asked for."""
+        outputs = keras.KerasTensor((*query.shape[:-1], self.d_model), dtype=self.compute_dtype)
+        if not return_attention_scores:
+            return outputs
+        key_length = (key if key is not None else value if value is not None else query).shape[1]
+        weights = keras.KerasTensor(
+            (query.shape[0], self.num_heads, query.shape[1], key_length), dtype=self.compute_dtype
+        )
+        return outputs, weights
 
     def get_config(self) -> dict:
         return {

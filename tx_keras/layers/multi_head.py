@@ -64,11 +64,17 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def _projection(self, name: str, input_dim: int) -> None:
         shape = (input_dim, self.num_heads, self.key_dim)
-        setattr(self, f"{name}_kernel", self.add_weight(name=f"{name}_kernel", shape=shape,
-                                                        initializer=self.kernel_initializer))
+        setattr(
+            self,
+            f"{name}_kernel",
+            self.add_weight(name=f"{name}_kernel", shape=shape, initializer=self.kernel_initializer),
+        )
         if self.use_bias:
-            setattr(self, f"{name}_bias", self.add_weight(name=f"{name}_bias", shape=shape[1:],
-                                                          initializer="zeros"))
+            setattr(
+                self,
+                f"{name}_bias",
+                self.add_weight(name=f"{name}_bias", shape=shape[1:], initializer="zeros"),
+            )
 
     def build(self, query_shape, value_shape=None, key_shape=None):
         value_shape = value_shape or query_shape
@@ -76,7 +82,8 @@ class MultiHeadAttention(keras.layers.Layer):
         self._projection("key", (key_shape or value_shape)[-1])
         self._projection("value", value_shape[-1])
         self.output_kernel = self.add_weight(
-            name="output_kernel", shape=(self.num_heads, self.key_dim, self.d_model),
+            name="output_kernel",
+            shape=(self.num_heads, self.key_dim, self.d_model),
             initializer=self.kernel_initializer,
         )
         if self.use_bias:
@@ -103,12 +110,18 @@ class MultiHeadAttention(keras.layers.Layer):
     ):
         value = query if value is None else value
         key = value if key is None else key
-        mask = combine_masks(ops.shape(query)[1], ops.shape(key)[1], attention_mask, key_mask, use_causal_mask)
+        mask = combine_masks(
+            ops.shape(query)[1], ops.shape(key)[1], attention_mask, key_mask, use_causal_mask
+        )
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # broadcast over heads
         heads, weights = scaled_dot_product_attention(
-            self._project("query", query), self._project("key", key), self._project("value", value),
-            mask, self._dropout, training,
+            self._project("query", query),
+            self._project("key", key),
+            self._project("value", value),
+            mask,
+            self._dropout,
+            training,
         )
         # Concatenating the heads and multiplying by W_o is one contraction over (head, d_k).
         outputs = ops.einsum("bhtk,hkd->btd", heads, self.output_kernel)
@@ -118,6 +131,17 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
         return (*query_shape[:-1], self.d_model)
+
+    def compute_output_spec(self, query, value=None, key=None, return_attention_scores=False, **kwargs):
+        """Symbolic calls (functional models) must also see the (B, h, Tq, Tk) weights when asked for."""
+        outputs = keras.KerasTensor((*query.shape[:-1], self.d_model), dtype=self.compute_dtype)
+        if not return_attention_scores:
+            return outputs
+        key_length = (key if key is not None else value if value is not None else query).shape[1]
+        weights = keras.KerasTensor(
+            (query.shape[0], self.num_heads, query.shape[1], key_length), dtype=self.compute_dtype
+        )
+        return outputs, weights
 
     def get_config(self) -> dict:
         return {

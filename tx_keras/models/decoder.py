@@ -30,16 +30,26 @@ class DecoderBlock(EncoderBlock):
     def call(self, inputs, memory, target_mask=None, source_mask=None, training=None, return_attention=False):
         """Returns the block output, plus (self weights (B,h,Tt,Tt), cross weights (B,h,Tt,Ts)) on request."""
         outputs, self_weights = self._sublayer(
-            self._self_add_norm, inputs,
-            lambda x: self._self_attention(x, key_mask=target_mask, use_causal_mask=True,
-                                           return_attention_scores=return_attention, training=training),
-            return_attention, training,
+            self._self_add_norm,
+            inputs,
+            lambda x: self._self_attention(
+                x,
+                key_mask=target_mask,
+                use_causal_mask=True,
+                return_attention_scores=return_attention,
+                training=training,
+            ),
+            return_attention,
+            training,
         )
         outputs, cross_weights = self._sublayer(
-            self._cross_add_norm, outputs,
-            lambda x: self._cross_attention(x, memory, key_mask=source_mask,
-                                            return_attention_scores=return_attention, training=training),
-            return_attention, training,
+            self._cross_add_norm,
+            outputs,
+            lambda x: self._cross_attention(
+                x, memory, key_mask=source_mask, return_attention_scores=return_attention, training=training
+            ),
+            return_attention,
+            training,
         )
         outputs = self._feed_forward(outputs, training)
         return (outputs, self_weights, cross_weights) if return_attention else outputs
@@ -62,8 +72,14 @@ class Decoder(Stack):
         hidden = self._embed(ids, training)
         self_weights, cross_weights = [], []
         for block in self._blocks:
-            hidden = block(hidden, memory, target_mask=target_mask, source_mask=source_mask, training=training,
-                           return_attention=return_attention)
+            hidden = block(
+                hidden,
+                memory,
+                target_mask=target_mask,
+                source_mask=source_mask,
+                training=training,
+                return_attention=return_attention,
+            )
             if return_attention:
                 hidden, self_weight, cross_weight = hidden
                 self_weights.append(self_weight)

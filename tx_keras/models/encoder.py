@@ -17,28 +17,47 @@ class EncoderBlock(keras.layers.Layer):
     `DecoderBlock` extends this class with causal masking and cross-attention.
     """
 
-    def __init__(self, d_model: int, num_heads: int, dff: int, dropout: float = 0.0, residual: bool = True,
-                 norm: str = "post", ffn: bool = True, activation: str = "relu", attention_impl: str = "fused",
-                 **kwargs):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        dff: int,
+        dropout: float = 0.0,
+        residual: bool = True,
+        norm: str = "post",
+        ffn: bool = True,
+        activation: str = "relu",
+        attention_impl: str = "fused",
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if attention_impl not in ATTENTION_IMPLEMENTATIONS:
-            raise ValueError(f"attention_impl={attention_impl!r} is unknown; "
-                             f"choose one of: {', '.join(ATTENTION_IMPLEMENTATIONS)}")
+            raise ValueError(
+                f"attention_impl={attention_impl!r} is unknown; "
+                f"choose one of: {', '.join(ATTENTION_IMPLEMENTATIONS)}"
+            )
         self.d_model, self.num_heads, self.dff, self.dropout = d_model, num_heads, dff, dropout
         self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
         self.attention_impl = attention_impl
         self.supports_masking = True  # the output keeps the input's padding positions
         self._self_attention = self._attention("self_attention")
         self._self_add_norm = self._add_norm("self_attention")
-        self._ffn = FeedForward(d_model, dff, activation, dropout, name="ffn", dtype=self.dtype_policy) if ffn else None
+        self._ffn = (
+            FeedForward(d_model, dff, activation, dropout, name="ffn", dtype=self.dtype_policy)
+            if ffn
+            else None
+        )
         self._ffn_add_norm = self._add_norm("ffn") if ffn else None
 
     def _attention(self, name: str) -> keras.layers.Layer:
-        return ATTENTION_IMPLEMENTATIONS[self.attention_impl](self.num_heads, self.d_model, dropout=self.dropout,
-                                                              name=name, dtype=self.dtype_policy)
+        return ATTENTION_IMPLEMENTATIONS[self.attention_impl](
+            self.num_heads, self.d_model, dropout=self.dropout, name=name, dtype=self.dtype_policy
+        )
 
     def _add_norm(self, name: str) -> AddNorm:
-        return AddNorm(self.residual, self.norm, self.dropout, name=f"{name}_add_norm", dtype=self.dtype_policy)
+        return AddNorm(
+            self.residual, self.norm, self.dropout, name=f"{name}_add_norm", dtype=self.dtype_policy
+        )
 
     def build(self, inputs_shape):
         self._self_attention.build(inputs_shape, inputs_shape)
@@ -66,10 +85,13 @@ class EncoderBlock(keras.layers.Layer):
     def call(self, inputs, padding_mask=None, training=None, return_attention=False):
         """Returns the block output, and the (B, h, T, T) attention weights if `return_attention`."""
         outputs, weights = self._sublayer(
-            self._self_add_norm, inputs,
-            lambda x: self._self_attention(x, key_mask=padding_mask, return_attention_scores=return_attention,
-                                           training=training),
-            return_attention, training,
+            self._self_add_norm,
+            inputs,
+            lambda x: self._self_attention(
+                x, key_mask=padding_mask, return_attention_scores=return_attention, training=training
+            ),
+            return_attention,
+            training,
         )
         outputs = self._feed_forward(outputs, training)
         return (outputs, weights) if return_attention else outputs
@@ -79,9 +101,16 @@ class EncoderBlock(keras.layers.Layer):
 
     def get_config(self) -> dict:
         return {
-            **super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads, "dff": self.dff,
-            "dropout": self.dropout, "residual": self.residual, "norm": self.norm, "ffn": self.ffn,
-            "activation": self.activation, "attention_impl": self.attention_impl,
+            **super().get_config(),
+            "d_model": self.d_model,
+            "num_heads": self.num_heads,
+            "dff": self.dff,
+            "dropout": self.dropout,
+            "residual": self.residual,
+            "norm": self.norm,
+            "ffn": self.ffn,
+            "activation": self.activation,
+            "attention_impl": self.attention_impl,
         }
 
 
@@ -102,7 +131,9 @@ class Encoder(Stack):
         hidden = self._embed(ids, training)
         weights = []
         for block in self._blocks:
-            hidden = block(hidden, padding_mask=padding_mask, training=training, return_attention=return_attention)
+            hidden = block(
+                hidden, padding_mask=padding_mask, training=training, return_attention=return_attention
+            )
             if return_attention:
                 hidden, weight = hidden
                 weights.append(weight)

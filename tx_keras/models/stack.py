@@ -16,10 +16,23 @@ class Stack(keras.layers.Layer):
 
     block_class: type[keras.layers.Layer]
 
-    def __init__(self, vocab_size: int, max_length: int, num_layers: int, d_model: int, num_heads: int,
-                 dff: int, dropout: float = 0.0, residual: bool = True, norm: str = "post", ffn: bool = True,
-                 activation: str = "relu", attention_impl: str = "fused", positions: str = "sinusoidal",
-                 **kwargs):
+    def __init__(
+        self,
+        vocab_size: int,
+        max_length: int,
+        num_layers: int,
+        d_model: int,
+        num_heads: int,
+        dff: int,
+        dropout: float = 0.0,
+        residual: bool = True,
+        norm: str = "post",
+        ffn: bool = True,
+        activation: str = "relu",
+        attention_impl: str = "fused",
+        positions: str = "sinusoidal",
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if num_layers < 1:
             raise ValueError(f"num_layers={num_layers} must be >= 1")
@@ -28,16 +41,30 @@ class Stack(keras.layers.Layer):
         self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
         self.attention_impl, self.positions = attention_impl, positions
         policy = self.dtype_policy
-        self._embedding = TokenAndPositionEmbedding(vocab_size, d_model, max_length, positions,
-                                                    name="embedding", dtype=policy)
+        self._embedding = TokenAndPositionEmbedding(
+            vocab_size, d_model, max_length, positions, name="embedding", dtype=policy
+        )
         self._embedding_dropout = keras.layers.Dropout(dropout, dtype=policy)
         self._blocks = [
-            self.block_class(d_model, num_heads, dff, dropout, residual, norm, ffn, activation, attention_impl,
-                             name=f"block_{i + 1}", dtype=policy)
+            self.block_class(
+                d_model,
+                num_heads,
+                dff,
+                dropout,
+                residual,
+                norm,
+                ffn,
+                activation,
+                attention_impl,
+                name=f"block_{i + 1}",
+                dtype=policy,
+            )
             for i in range(num_layers)
         ]
         self._final_norm = (
-            keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm", dtype=policy) if norm == "pre" else None
+            keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm", dtype=policy)
+            if norm == "pre"
+            else None
         )
 
     def _build_stack(self, ids_shape, *block_shapes) -> None:
@@ -57,8 +84,18 @@ class Stack(keras.layers.Layer):
 
     def get_config(self) -> dict:
         return {
-            **super().get_config(), "vocab_size": self.vocab_size, "max_length": self.max_length,
-            "num_layers": self.num_layers, "d_model": self.d_model, "num_heads": self.num_heads, "dff": self.dff,
-            "dropout": self.dropout, "residual": self.residual, "norm": self.norm, "ffn": self.ffn,
-            "activation": self.activation, "attention_impl": self.attention_impl, "positions": self.positions,
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "max_length": self.max_length,
+            "num_layers": self.num_layers,
+            "d_model": self.d_model,
+            "num_heads": self.num_heads,
+            "dff": self.dff,
+            "dropout": self.dropout,
+            "residual": self.residual,
+            "norm": self.norm,
+            "ffn": self.ffn,
+            "activation": self.activation,
+            "attention_impl": self.attention_impl,
+            "positions": self.positions,
         }

@@ -15,7 +15,8 @@ class Transformer(keras.Model):
 
     Call with `(source_ids, decoder_input_ids)` (both int, id 0 = padding) -> logits (B, Tt, V_target).
     With `return_attention=True` also returns a dict of every attention map, keyed
-    `encoder_self/layer_i` (B, h, Ts, Ts), `decoder_self/layer_i` (B, h, Tt, Tt), `cross/layer_i` (B, h, Tt, Ts).
+    `encoder_self/layer_i` (B, h, Ts, Ts), `decoder_self/layer_i` (B, h, Tt, Tt),
+    `cross/layer_i` (B, h, Tt, Ts).
 
     Args:
         source_vocab_size, target_vocab_size: vocabulary sizes (id 0 = padding).
@@ -27,11 +28,26 @@ class Transformer(keras.Model):
         positions: "sinusoidal", "learned" or "none".
     """
 
-    def __init__(self, source_vocab_size: int, target_vocab_size: int, max_source_length: int,
-                 max_target_length: int, num_encoder_layers: int = 2, num_decoder_layers: int = 2,
-                 d_model: int = 64, num_heads: int = 4, dff: int = 256, dropout: float = 0.0,
-                 residual: bool = True, norm: str = "post", ffn: bool = True, activation: str = "relu",
-                 attention_impl: str = "fused", positions: str = "sinusoidal", **kwargs):
+    def __init__(
+        self,
+        source_vocab_size: int,
+        target_vocab_size: int,
+        max_source_length: int,
+        max_target_length: int,
+        num_encoder_layers: int = 2,
+        num_decoder_layers: int = 2,
+        d_model: int = 64,
+        num_heads: int = 4,
+        dff: int = 256,
+        dropout: float = 0.0,
+        residual: bool = True,
+        norm: str = "post",
+        ffn: bool = True,
+        activation: str = "relu",
+        attention_impl: str = "fused",
+        positions: str = "sinusoidal",
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.source_vocab_size, self.target_vocab_size = source_vocab_size, target_vocab_size
         self.max_source_length, self.max_target_length = max_source_length, max_target_length
@@ -39,11 +55,25 @@ class Transformer(keras.Model):
         self.d_model, self.num_heads, self.dff, self.dropout = d_model, num_heads, dff, dropout
         self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
         self.attention_impl, self.positions = attention_impl, positions
-        shared = dict(d_model=d_model, num_heads=num_heads, dff=dff, dropout=dropout, residual=residual,
-                      norm=norm, ffn=ffn, activation=activation, attention_impl=attention_impl,
-                      positions=positions, dtype=self.dtype_policy)
-        self.encoder = Encoder(source_vocab_size, max_source_length, num_encoder_layers, name="encoder", **shared)
-        self.decoder = Decoder(target_vocab_size, max_target_length, num_decoder_layers, name="decoder", **shared)
+        shared = dict(
+            d_model=d_model,
+            num_heads=num_heads,
+            dff=dff,
+            dropout=dropout,
+            residual=residual,
+            norm=norm,
+            ffn=ffn,
+            activation=activation,
+            attention_impl=attention_impl,
+            positions=positions,
+            dtype=self.dtype_policy,
+        )
+        self.encoder = Encoder(
+            source_vocab_size, max_source_length, num_encoder_layers, name="encoder", **shared
+        )
+        self.decoder = Decoder(
+            target_vocab_size, max_target_length, num_decoder_layers, name="decoder", **shared
+        )
         # Logits stay float32 under mixed precision so the softmax/cross-entropy is stable.
         self.projection = keras.layers.Dense(target_vocab_size, name="logits", dtype="float32")
 
@@ -69,21 +99,38 @@ class Transformer(keras.Model):
             return self.decode(target_ids, self.encode(source_ids, training), source_ids, training)
         memory, encoder_weights = self.encoder(source_ids, training=training, return_attention=True)
         hidden, self_weights, cross_weights = self.decoder(
-            target_ids, memory, source_mask=ops.not_equal(source_ids, 0), training=training, return_attention=True
+            target_ids,
+            memory,
+            source_mask=ops.not_equal(source_ids, 0),
+            training=training,
+            return_attention=True,
         )
         attention = {}
-        for kind, weights in (("encoder_self", encoder_weights), ("decoder_self", self_weights),
-                              ("cross", cross_weights)):
+        for kind, weights in (
+            ("encoder_self", encoder_weights),
+            ("decoder_self", self_weights),
+            ("cross", cross_weights),
+        ):
             attention.update({f"{kind}/layer_{i + 1}": w for i, w in enumerate(weights)})
         return self.projection(hidden), attention
 
     def get_config(self) -> dict:
         return {
             **super().get_config(),
-            "source_vocab_size": self.source_vocab_size, "target_vocab_size": self.target_vocab_size,
-            "max_source_length": self.max_source_length, "max_target_length": self.max_target_length,
-            "num_encoder_layers": self.num_encoder_layers, "num_decoder_layers": self.num_decoder_layers,
-            "d_model": self.d_model, "num_heads": self.num_heads, "dff": self.dff, "dropout": self.dropout,
-            "residual": self.residual, "norm": self.norm, "ffn": self.ffn, "activation": self.activation,
-            "attention_impl": self.attention_impl, "positions": self.positions,
+            "source_vocab_size": self.source_vocab_size,
+            "target_vocab_size": self.target_vocab_size,
+            "max_source_length": self.max_source_length,
+            "max_target_length": self.max_target_length,
+            "num_encoder_layers": self.num_encoder_layers,
+            "num_decoder_layers": self.num_decoder_layers,
+            "d_model": self.d_model,
+            "num_heads": self.num_heads,
+            "dff": self.dff,
+            "dropout": self.dropout,
+            "residual": self.residual,
+            "norm": self.norm,
+            "ffn": self.ffn,
+            "activation": self.activation,
+            "attention_impl": self.attention_impl,
+            "positions": self.positions,
         }

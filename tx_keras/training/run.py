@@ -43,10 +43,12 @@ def build_model(cfg: DictConfig, task: Task) -> Transformer:
 def compile_model(model: Transformer, trainer: DictConfig) -> NoamSchedule:
     """Adam(0.9, 0.98, 1e-9) on the Noam schedule, masked loss and accuracy, optional clipping."""
     schedule = NoamSchedule(model.d_model, trainer.warmup_steps, trainer.lr_scale)
-    optimizer = keras.optimizers.Adam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9,
-                                      global_clipnorm=trainer.clip_norm)
-    model.compile(optimizer=optimizer, loss=MaskedCrossEntropy(trainer.label_smoothing),
-                  metrics=[MaskedAccuracy()])
+    optimizer = keras.optimizers.Adam(
+        schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9, global_clipnorm=trainer.clip_norm
+    )
+    model.compile(
+        optimizer=optimizer, loss=MaskedCrossEntropy(trainer.label_smoothing), metrics=[MaskedAccuracy()]
+    )
     return schedule
 
 
@@ -92,10 +94,19 @@ def run(cfg: DictConfig, run_dir: Path) -> float:
     validation = make_dataset(*task.splits["validation"], cfg.trainer.batch_size, shuffle=False)
     callbacks: list[keras.callbacks.Callback] = [LearningRateLogger()]
     if cfg.logging.tensorboard:
-        callbacks.append(keras.callbacks.TensorBoard(log_dir=str(run_dir), update_freq="epoch",
-                                                     write_graph=False, profile_batch=0))
-    history = model.fit(train, validation_data=validation, epochs=cfg.trainer.epochs, callbacks=callbacks,
-                        shuffle=False, verbose=cfg.logging.verbose)  # the dataset shuffles itself, seeded
+        callbacks.append(
+            keras.callbacks.TensorBoard(
+                log_dir=str(run_dir), update_freq="epoch", write_graph=False, profile_batch=0
+            )
+        )
+    history = model.fit(
+        train,
+        validation_data=validation,
+        epochs=cfg.trainer.epochs,
+        callbacks=callbacks,
+        shuffle=False,
+        verbose=cfg.logging.verbose,
+    )  # the dataset shuffles itself, seeded
     metrics = {
         "train_loss": float(history.history["loss"][-1]),
         "train_accuracy": float(history.history["accuracy"][-1]),
