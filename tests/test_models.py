@@ -35,11 +35,12 @@ def test_encoder_and_decoder_shapes():
     encoder = Encoder(11, 7, num_layers=2, **SIZES)
     decoder = Decoder(13, 6, num_layers=3, **SIZES)
     source, target = _ids(2, 7, 11, pad_from=5), _ids(2, 6, 13)
-    memory, weights = encoder(source, return_attention=True)
+    memory, trace = encoder(source, return_trace=True)
+    weights = trace["self_attention"]
     assert memory.shape == (2, 7, 16) and len(weights) == 2 and weights[0].shape == (2, 4, 7, 7)
-    hidden, self_weights, cross_weights = decoder(
-        target, memory, source_mask=source != 0, return_attention=True
-    )
+    assert [tuple(output.shape) for output in trace["outputs"]] == [(2, 7, 16)] * 2
+    hidden, trace = decoder(target, memory, source_mask=source != 0, return_trace=True)
+    self_weights, cross_weights = trace["self_attention"], trace["cross_attention"]
     assert hidden.shape == (2, 6, 16)
     assert len(self_weights) == len(cross_weights) == 3
     assert self_weights[0].shape == (2, 4, 6, 6) and cross_weights[0].shape == (2, 4, 6, 7)

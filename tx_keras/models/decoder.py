@@ -28,7 +28,7 @@ class DecoderBlock(EncoderBlock):
         self._cross_add_norm.build(inputs_shape)
 
     def call(self, inputs, memory, target_mask=None, source_mask=None, training=None, return_attention=False):
-        """Returns the block output, plus (self weights (B,h,Tt,Tt), cross weights (B,h,Tt,Ts)) on request."""
+        """Returns the block output, plus {"self_attention": (B,h,Tt,Tt), "cross_attention": (B,h,Tt,Ts)}."""
         outputs, self_weights = self._sublayer(
             self._self_add_norm,
             inputs,
@@ -52,14 +52,16 @@ class DecoderBlock(EncoderBlock):
             training,
         )
         outputs = self._feed_forward(outputs, training)
-        return (outputs, self_weights, cross_weights) if return_attention else outputs
+        weights = {"self_attention": self_weights, "cross_attention": cross_weights}
+        return (outputs, weights) if return_attention else outputs
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
 class Decoder(Stack):
     """Embedding + `num_layers` `DecoderBlock`s: target ids (B, Tt) and encoder output -> (B, Tt, d_model).
 
-    With `return_attention=True` also returns the per-layer causal self-attention and cross-attention weights.
+    With `return_trace=True` also returns {"self_attention": per-layer causal weights (B, h, Tt, Tt),
+    "cross_attention": per-layer (B, h, Tt, Ts), "outputs": per-layer block outputs}.
     """
 
     block_class = DecoderBlock
@@ -67,25 +69,16 @@ class Decoder(Stack):
     def build(self, ids_shape, memory_shape):
         self._build_stack(ids_shape, memory_shape)
 
-    def call(self, ids, memory, source_mask=None, training=None, return_attention=False):
-        target_mask = keras.ops.not_equal(ids, 0)
+    def call(self, ids, memory, source_mask=None, training=None, return_trace=False):
         hidden = self._embed(ids, training)
-        self_weights, cross_weights = [], []
-        for block in self._blocks:
-            hidden = block(
-                hidden,
-                memory,
-                target_mask=target_mask,
-                source_mask=source_mask,
-                training=training,
-                return_attention=return_attention,
-            )
-            if return_attention:
-                hidden, self_weight, cross_weight = hidden
-                self_weights.append(self_weight)
-                cross_weights.append(cross_weight)
-        hidden = self._finish(hidden)
-        return (hidden, self_weights, cross_weights) if return_attention else hidden
+        return self._run_blocks(
+            hidden,
+            return_trace,
+            memory=memory,
+            target_mask=keras.ops.not_equal(ids, 0),
+            source_mask=source_mask,
+            training=training,
+        )
 
     def compute_output_shape(self, ids_shape, memory_shape):
         return (*ids_shape, self.d_model)

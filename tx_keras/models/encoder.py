@@ -83,7 +83,7 @@ class EncoderBlock(keras.layers.Layer):
         return self._ffn_add_norm(inputs, transformed, training=training)
 
     def call(self, inputs, padding_mask=None, training=None, return_attention=False):
-        """Returns the block output, and the (B, h, T, T) attention weights if `return_attention`."""
+        """Returns the block output, and {"self_attention": (B, h, T, T) weights} if `return_attention`."""
         outputs, weights = self._sublayer(
             self._self_add_norm,
             inputs,
@@ -94,7 +94,7 @@ class EncoderBlock(keras.layers.Layer):
             training,
         )
         outputs = self._feed_forward(outputs, training)
-        return (outputs, weights) if return_attention else outputs
+        return (outputs, {"self_attention": weights}) if return_attention else outputs
 
     def compute_output_shape(self, inputs_shape, *other_shapes):
         return inputs_shape
@@ -118,7 +118,8 @@ class EncoderBlock(keras.layers.Layer):
 class Encoder(Stack):
     """Embedding + `num_layers` `EncoderBlock`s: source ids (B, T), id 0 = padding -> (B, T, d_model).
 
-    With `return_attention=True` also returns the list of per-layer (B, h, T, T) self-attention weights.
+    With `return_trace=True` also returns {"self_attention": per-layer (B, h, T, T) weights,
+    "outputs": per-layer (B, T, d_model) block outputs}.
     """
 
     block_class = EncoderBlock
@@ -126,19 +127,11 @@ class Encoder(Stack):
     def build(self, ids_shape):
         self._build_stack(ids_shape)
 
-    def call(self, ids, training=None, return_attention=False):
-        padding_mask = keras.ops.not_equal(ids, 0)
+    def call(self, ids, training=None, return_trace=False):
         hidden = self._embed(ids, training)
-        weights = []
-        for block in self._blocks:
-            hidden = block(
-                hidden, padding_mask=padding_mask, training=training, return_attention=return_attention
-            )
-            if return_attention:
-                hidden, weight = hidden
-                weights.append(weight)
-        hidden = self._finish(hidden)
-        return (hidden, weights) if return_attention else hidden
+        return self._run_blocks(
+            hidden, return_trace, padding_mask=keras.ops.not_equal(ids, 0), training=training
+        )
 
     def compute_output_shape(self, ids_shape):
         return (*ids_shape, self.d_model)

@@ -79,8 +79,19 @@ class Stack(keras.layers.Layer):
     def _embed(self, ids, training):
         return self._embedding_dropout(self._embedding(ids), training=training)
 
-    def _finish(self, hidden):
-        return hidden if self._final_norm is None else self._final_norm(hidden)
+    def _run_blocks(self, hidden, return_trace: bool, **block_kwargs):
+        """Every block in turn, collecting each block's attention weights and output when asked to."""
+        trace: dict[str, list] = {"outputs": []}
+        for block in self._blocks:
+            hidden = block(hidden, return_attention=return_trace, **block_kwargs)
+            if return_trace:
+                hidden, weights = hidden
+                for name, value in weights.items():
+                    trace.setdefault(name, []).append(value)
+                trace["outputs"].append(hidden)
+        if self._final_norm is not None:
+            hidden = self._final_norm(hidden)
+        return (hidden, trace) if return_trace else hidden
 
     def get_config(self) -> dict:
         return {

@@ -14,7 +14,7 @@ class Transformer(keras.Model):
     """Encoder + decoder + Dense to the target vocabulary; every knob is a constructor argument.
 
     Call with `(source_ids, decoder_input_ids)` (both int, id 0 = padding) -> logits (B, Tt, V_target).
-    With `return_attention=True` also returns a dict of every attention map, keyed
+    With `return_attention=True` also returns a dict of every attention map (see `trace`), keyed
     `encoder_self/layer_i` (B, h, Ts, Ts), `decoder_self/layer_i` (B, h, Tt, Tt),
     `cross/layer_i` (B, h, Tt, Ts).
 
@@ -93,26 +93,34 @@ class Transformer(keras.Model):
         hidden = self.decoder(target_ids, memory, source_mask=ops.not_equal(source_ids, 0), training=training)
         return self.projection(hidden)
 
-    def call(self, inputs, training=None, return_attention=False):
+    def trace(self, inputs, training=False):
+        """Logits plus what the dashboard looks at: every attention map and every block's output.
+
+        Returns (logits, attention, outputs): attention keyed `encoder_self/layer_i`, `decoder_self/layer_i`,
+        `cross/layer_i`; outputs keyed `encoder/layer_i`, `decoder/layer_i` (B, T, d_model).
+        """
         source_ids, target_ids = inputs
-        if not return_attention:
-            return self.decode(target_ids, self.encode(source_ids, training), source_ids, training)
-        memory, encoder_weights = self.encoder(source_ids, training=training, return_attention=True)
-        hidden, self_weights, cross_weights = self.decoder(
-            target_ids,
-            memory,
-            source_mask=ops.not_equal(source_ids, 0),
-            training=training,
-            return_attention=True,
+        memory, encoder = self.encoder(source_ids, training=training, return_trace=True)
+        hidden, decoder = self.decoder(
+            target_ids, memory, source_mask=ops.not_equal(source_ids, 0), training=training, return_trace=True
         )
-        attention = {}
-        for kind, weights in (
-            ("encoder_self", encoder_weights),
-            ("decoder_self", self_weights),
-            ("cross", cross_weights),
+        attention, outputs = {}, {}
+        for name, values in (
+            ("encoder_self", encoder["self_attention"]),
+            ("decoder_self", decoder["self_attention"]),
+            ("cross", decoder["cross_attention"]),
         ):
-            attention.update({f"{kind}/layer_{i + 1}": w for i, w in enumerate(weights)})
-        return self.projection(hidden), attention
+            attention.update({f"{name}/layer_{i + 1}": value for i, value in enumerate(values)})
+        for name, values in (("encoder", encoder["outputs"]), ("decoder", decoder["outputs"])):
+            outputs.update({f"{name}/layer_{i + 1}": value for i, value in enumerate(values)})
+        return self.projection(hidden), attention, outputs
+
+    def call(self, inputs, training=None, return_attention=False):
+        if return_attention:
+            logits, attention, _ = self.trace(inputs, training)
+            return logits, attention
+        source_ids, target_ids = inputs
+        return self.decode(target_ids, self.encode(source_ids, training), source_ids, training)
 
     def get_config(self) -> dict:
         return {
