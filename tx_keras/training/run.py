@@ -20,6 +20,9 @@ from tx_keras.config_check import check_config
 from tx_keras.data import Task, build_task, make_dataset
 from tx_keras.decoding import decode_in_batches, exact_match, greedy_decoder
 from tx_keras.models import Transformer
+from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
+from tx_keras.training.callbacks.attention_maps import epochs_to_log
+from tx_keras.training.hparams import write_hparams
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
 from tx_keras.training.schedule import NoamSchedule
@@ -52,19 +55,9 @@ def compile_model(model: Transformer, trainer: DictConfig) -> NoamSchedule:
     return schedule
 
 
-class LearningRateLogger(keras.callbacks.Callback):
-    """Adds the current learning rate to each epoch's logs, so TensorBoard plots it beside the loss."""
-
-    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
-        if logs is not None:
-            optimizer = self.model.optimizer
-            logs["learning_rate"] = float(optimizer.learning_rate)
-
-
-def _evaluate(model: Transformer, task: Task, batch_size: int) -> dict[str, float]:
+def _evaluate(model: Transformer, task: Task, decode, batch_size: int) -> dict[str, float]:
     """Teacher-forced loss/accuracy and greedy-decoding exact-match on validation and test."""
     metrics: dict[str, float] = {}
-    decode = greedy_decoder(model, task.target_length - 1)
     for split in ("validation", "test"):
         source, target = task.splits[split]
         loss, accuracy = model.evaluate(make_dataset(source, target, batch_size, shuffle=False), verbose=0)
@@ -75,11 +68,39 @@ def _evaluate(model: Transformer, task: Task, batch_size: int) -> dict[str, floa
     return metrics
 
 
+def _metric_tag(name: str) -> str:
+    """`test_exact_match` -> `test/exact_match`: TensorBoard groups tags by their first part."""
+    return name.replace("_", "/", 1)
+
+
 def _log_final(run_dir: Path, metrics: dict[str, float], step: int) -> None:
-    """Final metrics as scalars under run_dir/final, so runs compare in the Scalars tab too."""
+    """Final metrics as scalars under run_dir/final: the HParams metric columns and the Scalars tab."""
     with tf.summary.create_file_writer(str(run_dir / "final")).as_default(), tf.summary.record_if(True):
         for name, value in metrics.items():
-            tf.summary.scalar(name.replace("_", "/", 1), value, step=step)
+            tf.summary.scalar(_metric_tag(name), value, step=step)
+
+
+def _dashboard(cfg: DictConfig, run_dir: Path, task: Task, decode) -> list[keras.callbacks.Callback]:
+    """TensorBoard curves plus our attention maps, translation samples and diagnostics."""
+    logging = cfg.logging
+    callbacks: list[keras.callbacks.Callback] = [
+        keras.callbacks.TensorBoard(
+            log_dir=str(run_dir), update_freq="epoch", write_graph=False, profile_batch=0
+        )
+    ]
+    epochs = epochs_to_log(logging.attention_maps, cfg.trainer.epochs)
+    if logging.probes and epochs:
+        probes = Probes.from_task(task, logging.probes)
+        callbacks.append(AttentionMaps(run_dir / "attention", probes, epochs))
+        callbacks.append(TextSamples(run_dir / "samples", probes, task, decode, epochs))
+    if logging.diagnostics_every:
+        source, target = task.splits["train"]
+        batch = slice(0, cfg.trainer.batch_size)
+        inputs = (source[batch], target[batch, :-1])
+        callbacks.append(
+            Diagnostics(run_dir / "diagnostics", inputs, target[batch, 1:], logging.diagnostics_every)
+        )
+    return callbacks
 
 
 def run(cfg: DictConfig, run_dir: Path) -> float:
@@ -90,39 +111,38 @@ def run(cfg: DictConfig, run_dir: Path) -> float:
     task = build_task(cfg.data)
     model = build_model(cfg, task)
     compile_model(model, cfg.trainer)
+    decode = greedy_decoder(model, task.target_length - 1)
     train = make_dataset(*task.splits["train"], cfg.trainer.batch_size, shuffle=True, seed=cfg.seed)
     validation = make_dataset(*task.splits["validation"], cfg.trainer.batch_size, shuffle=False)
-    callbacks: list[keras.callbacks.Callback] = [LearningRateLogger()]
+    callbacks: list[keras.callbacks.Callback] = [keras.callbacks.TerminateOnNaN()]
     if cfg.logging.tensorboard:
-        callbacks.append(
-            keras.callbacks.TensorBoard(
-                log_dir=str(run_dir), update_freq="epoch", write_graph=False, profile_batch=0
-            )
-        )
+        callbacks += _dashboard(cfg, run_dir, task, decode)
     history = model.fit(
         train,
         validation_data=validation,
         epochs=cfg.trainer.epochs,
         callbacks=callbacks,
-        shuffle=False,
+        shuffle=False,  # the dataset shuffles itself, seeded
         verbose=cfg.logging.verbose,
-    )  # the dataset shuffles itself, seeded
-    metrics = {
-        "train_loss": float(history.history["loss"][-1]),
-        "train_accuracy": float(history.history["accuracy"][-1]),
-        **_evaluate(model, task, cfg.trainer.batch_size),
-    }
+    )
+    final_loss = float(history.history["loss"][-1])
+    status = "completed" if np.isfinite(final_loss) else "diverged"
+    metrics = {"train_loss": final_loss, "train_accuracy": float(history.history["accuracy"][-1])}
+    if status == "completed":
+        metrics.update(_evaluate(model, task, decode, cfg.trainer.batch_size))
     if cfg.logging.tensorboard:
-        _log_final(run_dir, metrics, cfg.trainer.epochs)
+        _log_final(run_dir, metrics, len(history.history["loss"]))
+        write_hparams(run_dir, cfg, status, [_metric_tag(name) for name in metrics])
     summary: dict[str, Any] = {
-        "status": "completed",
+        "status": status,
         "tx_keras_version": tx_keras.__version__,
         "task": task.name,
         "metrics": metrics,
         "parameters": int(model.count_params()),
-        "epochs": cfg.trainer.epochs,
+        "epochs": len(history.history["loss"]),
         "wall_time_s": round(time.perf_counter() - started, 2),
         "config": OmegaConf.to_container(cfg, resolve=True),
     }
     write_summary(run_dir, summary)
-    return float(metrics[OBJECTIVE]) if np.isfinite(metrics[OBJECTIVE]) else float("nan")
+    objective = metrics.get(OBJECTIVE, float("nan"))
+    return float(objective) if np.isfinite(objective) else float("nan")

@@ -1,0 +1,157 @@
+"""tx-board in a real browser: headless Chromium shows real tx-train runs in Scalars, Images and HParams.
+
+Screenshots of each view land in test-artifacts/ at the repo root, for a human to look at after CI.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip("Debian's chromium is not installed at /usr/bin/chromium (.ci/run installs it)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')")
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+BIN = Path(sys.executable).parent
+# A fresh profile (Playwright makes one per launch) and no background traffic: on a closed network,
+# Chromium's own connections otherwise get refused in bursts that stall page loads.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+RUNS = {"heads_1": 1, "heads_2": 2}  # run folder -> model.num_heads: two runs, two hparams rows
+TINY = [
+    "model=tiny",
+    "trainer.epochs=2",
+    "data.num_train=256",
+    "data.num_validation=32",
+    "data.num_test=32",
+    "logging.verbose=0",
+]
+UI_TIMEOUT_MS = 30_000
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Path:
+    """Two real tx-train runs side by side, as in a sweep folder; trained in parallel to save time."""
+    root = tmp_path_factory.mktemp("sweep")
+    jobs = {
+        name: subprocess.Popen(
+            [str(BIN / "tx-train"), *TINY, f"model.num_heads={heads}", f"hydra.run.dir={root / name}"],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for name, heads in RUNS.items()
+    }
+    for name, job in jobs.items():
+        output, _ = job.communicate(timeout=300)
+        assert job.returncode == 0, f"tx-train {name} failed:\n{output[-3000:]}"
+    return root
+
+
+@pytest.fixture(scope="module")
+def board(runs: Path) -> Iterator[str]:
+    """tx-board on a free loopback port over the runs; yields its URL once the runs are loaded."""
+    process = subprocess.Popen(
+        [str(BIN / "tx-board"), str(runs), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        line = process.stdout.readline()
+        match = re.search(r"TensorBoard at (http://127\.0\.0\.1:\d+/) ", line)
+        assert match, f"tx-board printed {line!r}"
+        url = match.group(1)
+        deadline = time.monotonic() + 60
+        wanted = {f"{name}/train" for name in RUNS}
+        while not wanted <= set(_get_json(url + "data/runs")):
+            assert time.monotonic() < deadline, "TensorBoard never listed the runs"
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def page(board: str) -> Iterator[sync_api.Page]:
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser.new_page(viewport={"width": 1400, "height": 1000})
+        browser.close()
+
+
+def _get_json(url: str, body: dict | None = None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+def _screenshot(page: sync_api.Page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"board_{name}.png"), full_page=True)
+
+
+def test_scalars_view_shows_both_runs(page, board):
+    page.goto(board + "#scalars")
+    runs_selector = page.locator("tf-runs-selector")
+    for name in RUNS:
+        for split in ("train", "validation"):
+            sync_api.expect(runs_selector.get_by_text(f"{name}/{split}", exact=True)).to_be_visible(
+                timeout=UI_TIMEOUT_MS
+            )
+    cards = page.locator("tf-scalar-card")
+    sync_api.expect(cards.filter(has_text="epoch_loss").first).to_be_visible(timeout=UI_TIMEOUT_MS)
+    sync_api.expect(cards.filter(has_text="epoch_accuracy").first).to_be_visible(timeout=UI_TIMEOUT_MS)
+    _screenshot(page, "scalars")
+
+
+def test_images_view_shows_attention_maps_of_both_runs(page, board):
+    page.goto(board + "#images")
+    page.get_by_placeholder("Filter tags").fill("^attention/")
+    loaders = page.locator("tf-image-loader")
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        for name in RUNS:
+            card = loaders.filter(has_text=f"attention/{kind}/layer_1").filter(has_text=f"{name}/attention")
+            sync_api.expect(card).to_have_count(1, timeout=UI_TIMEOUT_MS)
+    images = loaders.locator("img")
+    sync_api.expect(images.first).to_be_visible(timeout=UI_TIMEOUT_MS)
+    page.wait_for_function(  # the heat-maps really decoded, not just their <img> frames
+        "els => els.length > 0 && els.every(el => el.complete && el.naturalWidth > 0)",
+        arg=images.element_handles(),
+        timeout=UI_TIMEOUT_MS,
+    )
+    _screenshot(page, "images")
+
+
+def test_hparams_table_has_one_row_per_run(page, board):
+    statuses = ["STATUS_UNKNOWN", "STATUS_SUCCESS", "STATUS_FAILURE", "STATUS_RUNNING"]
+    groups = _get_json(
+        board + "data/plugin/hparams/session_groups",
+        {"allowedStatuses": statuses, "startIndex": 0, "sliceSize": 100, "aggregationType": "AGGREGATION_AVG"},
+    )
+    assert groups.get("totalSize") == len(RUNS), groups  # the events carry one hparams session per run
+    page.goto(board + "#hparams")
+    table = page.locator("tf-hparams-table-view vaadin-grid")
+    sync_api.expect(table.get_by_text("model.num_heads", exact=True)).to_be_visible(timeout=UI_TIMEOUT_MS)
+    rows = table.locator("tbody#items tr:not([hidden])")
+    sync_api.expect(rows).to_have_count(len(RUNS), timeout=UI_TIMEOUT_MS)
+    _screenshot(page, "hparams")

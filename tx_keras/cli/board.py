@@ -1,0 +1,75 @@
+"""`tx-board`: the real TensorBoard over the run folders `tx-train` writes, local-only unless asked."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorBoard imports TensorFlow; keep its chatter out
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="tx-board", description="Serve TensorBoard over tx-train run folders (a run, a sweep, or all)."
+    )
+    parser.add_argument(
+        "logdir", nargs="?", default="outputs", help="run, sweep or outputs folder (default: outputs)"
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)"
+    )
+    parser.add_argument("--port", type=int, default=6006, help="port to serve on; 0 picks a free one")
+    return parser.parse_args(argv)
+
+
+def _is_loopback(host: str) -> bool:
+    """Host names other than localhost count as exposed: what they resolve to can change."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Start TensorBoard, print its URL, block until Ctrl-C or SIGTERM, then exit 0."""
+    args = _parse_args(argv)
+    logdir = Path(args.logdir).expanduser().resolve()
+    if not logdir.is_dir():
+        what = "is not a folder" if logdir.exists() else "does not exist"
+        print(f"tx-board: error: logdir {logdir} {what}", file=sys.stderr)
+        sys.exit(2)
+    if not _is_loopback(args.host):
+        print(
+            f"tx-board: warning: binding to {args.host}: whoever can reach this machine can read these runs",
+            file=sys.stderr,
+        )
+    # SIGTERM (systemd, docker stop, kill) ends the server the same quiet way Ctrl-C does.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        from tensorboard import program
+
+        board = program.TensorBoard()
+        board.configure(logdir=str(logdir), host=args.host, port=args.port)
+        try:
+            url = board.launch()  # serves from a daemon thread; it ends with this process
+        except program.TensorBoardServerException as error:
+            print(f"tx-board: error: {error.msg}", file=sys.stderr)
+            sys.exit(1)
+        print(f"tx-board: TensorBoard at {url} (logdir {logdir}) - Ctrl-C to stop", flush=True)
+        while True:
+            time.sleep(1)  # short naps: a signal delivered to a server thread is still seen within a second
+    except KeyboardInterrupt:
+        print("tx-board: stopped", file=sys.stderr)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""One row per run in TensorBoard's HParams tab: the flattened config, the status and the final metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import tensorflow as tf
+from omegaconf import DictConfig, OmegaConf
+from tensorboard.plugins.hparams import api as hp
+
+# The config groups whose keys become hyper-parameter columns.
+_GROUPS = ("model", "data", "trainer")
+
+
+def flatten_hparams(cfg: DictConfig) -> dict[str, Any]:
+    """`model.num_heads`-style keys with scalar values (None becomes "null": HParams has no null)."""
+    flat: dict[str, Any] = {"seed": cfg.seed}
+    for group in _GROUPS:
+        for key, value in OmegaConf.to_container(cfg[group], resolve=True).items():
+            flat[f"{group}.{key}"] = "null" if value is None else value
+    return flat
+
+
+def write_hparams(run_dir: Path, cfg: DictConfig, status: str, metric_tags: list[str]) -> None:
+    """Write the HParams session for `run_dir` and the experiment definition that lists the columns.
+
+    Written at the end of a run, failed ones included, so the `status` column is the final word.
+    `metric_tags` (`test/exact_match`, ...) are the scalars the run wrote under `final/`; the metric
+    columns show their last value.
+    """
+    flat = {**flatten_hparams(cfg), "status": status}
+    metrics = [
+        hp.Metric(tag, group="final", display_name=tag.replace("/", " ").replace("_", " "))
+        for tag in metric_tags
+    ]
+    writer = tf.summary.create_file_writer(str(run_dir))
+    with writer.as_default(), tf.summary.record_if(True):
+        hp.hparams_config(hparams=[hp.HParam(name) for name in flat], metrics=metrics)
+        hp.hparams(flat)
+    writer.close()
