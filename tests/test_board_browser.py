@@ -112,13 +112,14 @@ def _screenshot(page: sync_api.Page, name: str) -> None:
 
 def test_scalars_view_shows_both_runs(page, board):
     page.goto(board + "#scalars")
-    runs_selector = page.locator("tf-runs-selector")
+    dashboard = page.locator("tf-scalar-dashboard")  # the views stay in the DOM: scope to this one
+    runs_selector = dashboard.locator("tf-runs-selector")
     for name in RUNS:
         for split in ("train", "validation"):
             sync_api.expect(runs_selector.get_by_text(f"{name}/{split}", exact=True)).to_be_visible(
                 timeout=UI_TIMEOUT_MS
             )
-    cards = page.locator("tf-scalar-card")
+    cards = dashboard.locator("tf-scalar-card")
     sync_api.expect(cards.filter(has_text="epoch_loss").first).to_be_visible(timeout=UI_TIMEOUT_MS)
     sync_api.expect(cards.filter(has_text="epoch_accuracy").first).to_be_visible(timeout=UI_TIMEOUT_MS)
     _screenshot(page, "scalars")
@@ -126,8 +127,9 @@ def test_scalars_view_shows_both_runs(page, board):
 
 def test_images_view_shows_attention_maps_of_both_runs(page, board):
     page.goto(board + "#images")
-    page.get_by_placeholder("Filter tags").fill("^attention/")
-    loaders = page.locator("tf-image-loader")
+    dashboard = page.locator("tf-image-dashboard")
+    dashboard.locator("tf-tag-filterer input").fill("^attention/")  # the "Filter tags" box
+    loaders = dashboard.locator("tf-image-loader")
     for kind in ("encoder_self", "decoder_self", "cross"):
         for name in RUNS:
             card = loaders.filter(has_text=f"attention/{kind}/layer_1").filter(has_text=f"{name}/attention")
@@ -150,7 +152,7 @@ def test_hparams_table_has_one_row_per_run(page, board):
     )
     assert groups.get("totalSize") == len(RUNS), groups  # the events carry one hparams session per run
     page.goto(board + "#hparams")
-    table = page.locator("tf-hparams-table-view vaadin-grid")
+    table = page.locator("tf-hparams-dashboard tf-hparams-table-view vaadin-grid").first
     sync_api.expect(table.get_by_text("model.num_heads", exact=True)).to_be_visible(timeout=UI_TIMEOUT_MS)
     rows = table.locator("tbody#items tr:not([hidden])")
     sync_api.expect(rows).to_have_count(len(RUNS), timeout=UI_TIMEOUT_MS)

@@ -1,31 +1,12 @@
 """tx-train end to end in a subprocess, as a user runs it."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 
-TINY = [
-    "model=tiny",
-    "trainer.epochs=2",
-    "data.num_train=256",
-    "data.num_validation=32",
-    "data.num_test=32",
-    "logging.verbose=0",
-]
-
-
-def tx_train(*args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "tx_keras.cli.train", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+from tests.conftest import TINY, tx_train
 
 
 def _tags(folder):
@@ -35,14 +16,6 @@ def _tags(folder):
     )
     accumulator.Reload()
     return accumulator
-
-
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("cli")
-    run_dir = root / "run"
-    result = tx_train(*TINY, f"hydra.run.dir={run_dir}", cwd=root)
-    return result, run_dir
 
 
 def test_tiny_run_writes_summary_and_events(tiny_run):
