@@ -5,12 +5,28 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-_COLUMNS = 4  # heads per row
-_INCHES_PER_HEAD = 2.6
+_COLUMNS = 4  # heads per row of the grid
+_CELL_INCHES = 0.2  # size of one query x key cell
+_MIN_HEAD_INCHES = 1.6  # short sentences still get readable heads
 _DPI = 80
+
+
+def _mosaic(weights: np.ndarray, columns: int) -> np.ndarray:
+    """(h, Tq, Tk) -> one (rows*(Tq+1)-1, columns*(Tk+1)-1) array, heads separated by NaN gaps."""
+    heads, queries, keys = weights.shape
+    rows = math.ceil(heads / columns)
+    mosaic = np.full((rows * (queries + 1) - 1, columns * (keys + 1) - 1), np.nan)
+    for head in range(heads):
+        row, column = divmod(head, columns)
+        mosaic[
+            row * (queries + 1) : row * (queries + 1) + queries,
+            column * (keys + 1) : column * (keys + 1) + keys,
+        ] = weights[head]
+    return mosaic
 
 
 def attention_grid_image(
@@ -19,26 +35,39 @@ def attention_grid_image(
     """weights (h, Tq, Tk) for the real tokens of one sentence -> an RGB uint8 image (H, W, 3).
 
     Rows are the queries (the words that look), columns the keys (the words looked at), like the
-    Transformer tutorial's plots. Drawn on a bare Agg canvas (no pyplot state), so it is safe to call
-    from a training callback. The image size depends only on the head count, so the images of every
-    probe sentence stack into one TensorBoard summary.
+    Transformer tutorial's plots; colour 0..1 on the same scale for every epoch. All heads are drawn as
+    one mosaic in a single axes on a bare Agg canvas (no pyplot state): a figure with one axes per head
+    costs several times more, and this runs during training.
     """
-    heads = weights.shape[0]
+    heads, queries, keys = weights.shape
     columns = min(heads, _COLUMNS)
     rows = math.ceil(heads / columns)
-    figure = Figure(figsize=(columns * _INCHES_PER_HEAD, rows * _INCHES_PER_HEAD + 0.4), dpi=_DPI)
+    width = max(columns * (keys + 1) * _CELL_INCHES, columns * _MIN_HEAD_INCHES) + 1.0
+    height = max(rows * (queries + 1) * _CELL_INCHES, rows * _MIN_HEAD_INCHES * 0.75) + 1.2
+    figure = Figure(figsize=(width, height), dpi=_DPI)
     canvas = FigureCanvasAgg(figure)
-    font = 7 if max(len(query_tokens), len(key_tokens)) <= 14 else 5
+    axes = figure.add_axes((0.9 / width, 0.8 / height, 1 - 1.0 / width, 1 - 1.2 / height))
+    cmap = colormaps["viridis"].with_extremes(bad="white")
+    axes.imshow(
+        _mosaic(weights, columns), vmin=0.0, vmax=1.0, cmap=cmap, aspect="auto", interpolation="nearest"
+    )
+    x_ticks = [column * (keys + 1) + k for column in range(columns) for k in range(keys)]
+    y_ticks = [row * (queries + 1) + q for row in range(rows) for q in range(queries)]
+    axes.set_xticks(x_ticks, key_tokens * columns, rotation=90, fontsize=7)
+    axes.set_yticks(y_ticks, query_tokens * rows, fontsize=7)
+    axes.tick_params(length=0, pad=1)
+    for spine in axes.spines.values():
+        spine.set_visible(False)
     for head in range(heads):
-        axes = figure.add_subplot(rows, columns, head + 1)
-        axes.imshow(weights[head], vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
-        axes.set_title(f"head {head + 1}", fontsize=8)
-        axes.set_xticks(range(len(key_tokens)), key_tokens, rotation=90, fontsize=font)
-        axes.set_yticks(range(len(query_tokens)), query_tokens, fontsize=font)
-        axes.tick_params(length=0, pad=1)
-    figure.suptitle(title, fontsize=9)
-    figure.tight_layout()
+        row, column = divmod(head, columns)
+        axes.text(
+            column * (keys + 1) + (keys - 1) / 2,
+            row * (queries + 1) - 0.6,
+            f"head {head + 1}",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
+    figure.suptitle(title, fontsize=9, y=1 - 0.1 / height, va="top")
     canvas.draw()
-    image = np.asarray(canvas.buffer_rgba())[..., :3].copy()
-    figure.clear()
-    return image
+    return np.asarray(canvas.buffer_rgba())[..., :3].copy()

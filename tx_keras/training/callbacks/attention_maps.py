@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -29,16 +30,29 @@ def epochs_to_log(mode: str, epochs: int) -> set[int]:
     return {"every": set(range(1, epochs + 1)), "first_last": {1, epochs}, "off": set()}[mode]
 
 
+def _stack(images: list[np.ndarray]) -> np.ndarray:
+    """Pad images of different sentence lengths with white to one size, so they form one summary."""
+    height = max(image.shape[0] for image in images)
+    width = max(image.shape[1] for image in images)
+    canvas = np.full((len(images), height, width, 3), 255, dtype=np.uint8)
+    for i, image in enumerate(images):
+        canvas[i, : image.shape[0], : image.shape[1]] = image
+    return canvas
+
+
 class AttentionMaps(SummaryCallback):
     """Logs `attention/{encoder_self,decoder_self,cross}/layer_i` images: one per probe, heads in a grid.
 
     Decoder rows are labelled with the decoder's (teacher-forced) input words: SOS, then the reference.
-    The step is the number of completed epochs.
+    The step is the number of completed epochs. The weights are taken in the training thread (one small
+    forward pass); drawing and writing happen in a background thread, so training goes on meanwhile.
     """
 
     def __init__(self, log_dir: Path, probes: Probes, epochs: set[int]):
         super().__init__(log_dir)
         self.probes, self.epochs = probes, epochs
+        self._painter: ThreadPoolExecutor | None = None
+        self._pending: list[Future] = []
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         if epoch + 1 in self.epochs:
@@ -46,12 +60,19 @@ class AttentionMaps(SummaryCallback):
 
     def log(self, step: int) -> None:
         _, attention, _ = self.model.trace((self.probes.source, self.probes.decoder_input), training=False)
+        weights = {name: np.asarray(value) for name, value in attention.items()}
+        self._painter = self._painter or ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="attention-maps"
+        )
+        self._pending.append(self._painter.submit(self._write, weights, step))
+
+    def _write(self, attention: dict[str, np.ndarray], step: int) -> None:
         with self.writing():
             for name, weights in attention.items():
                 kind, layer = name.split("/")
                 tf.summary.image(
                     f"attention/{name}",
-                    self._images(kind, layer, np.asarray(weights), step),
+                    self._images(kind, layer, weights, step),
                     step=step,
                     max_outputs=len(self.probes),
                 )
@@ -66,4 +87,14 @@ class AttentionMaps(SummaryCallback):
             images.append(
                 attention_grid_image(weights[i, :, : len(queries), : len(keys)], queries, keys, title)
             )
-        return np.stack(images)
+        return _stack(images)
+
+    def on_train_end(self, logs: dict | None = None) -> None:
+        """Wait for the last images (and surface any drawing error) before the writer closes."""
+        if self._painter is not None:
+            self._painter.shutdown(wait=True)
+            self._painter = None
+        pending, self._pending = self._pending, []
+        super().on_train_end(logs)
+        for future in pending:
+            future.result()
