@@ -47,6 +47,13 @@ def test_tiny_run_writes_summary_and_events(tiny_run):
             "tx-train: error: model.norm='sideways' is not allowed; choose one of: post, pre",
         ),
         ("data.name=wmt", "tx-train: error: data.name='wmt' is not allowed; choose one of: translation"),
+        ("data=revers", "tx-train: error: data=revers is not an option of data/; did you mean reverse?"),
+        (
+            "model.num_head=3",
+            "tx-train: error: model.num_head is not a config key; did you mean model.num_heads",
+        ),
+        ("modl.d_model=3", "tx-train: error: modl.d_model is not a config key; did you mean model.d_model?"),
+        ("+data=copy", "tx-train: error: Multiple values for data. To override a value use 'override data"),
     ],
 )
 def test_invalid_config_fails_in_one_line_before_training(tmp_path, override, message):

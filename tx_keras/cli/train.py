@@ -28,8 +28,31 @@ def _train(cfg: DictConfig) -> float:
     return run(cfg, Path(HydraConfig.get().runtime.output_dir))
 
 
+def _default_config() -> DictConfig | None:
+    """The config with no overrides, for "did you mean" suggestions (None if even that fails)."""
+    from hydra import compose, initialize_config_module
+
+    try:
+        with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
+            return compose(config_name="config")
+    except Exception:  # suggestions are a courtesy; the error line itself must still be printed
+        return None
+
+
 def main() -> None:
-    _train()
+    """Run Hydra, turning its multi-line composition errors into one line and exit code 2."""
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from tx_keras.cli.error_line import error_line
+
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # let Hydra's errors reach us instead of printing them itself
+    try:
+        _train()
+    except (HydraException, OmegaConfBaseException) as error:
+        message = str(error) + (f"\n{error.__cause__}" if error.__cause__ else "")
+        print(f"tx-train: error: {error_line(message, _default_config())}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 _COLUMNS = 4  # heads per row of the grid
 _CELL_INCHES = 0.2  # size of one query x key cell
 _MIN_HEAD_INCHES = 1.6  # short sentences still get readable heads
+_MIN_WIDTH_INCHES = 4.5  # room for the title above a single head
 _DPI = 80
 
 
@@ -42,7 +43,7 @@ def attention_grid_image(
     heads, queries, keys = weights.shape
     columns = min(heads, _COLUMNS)
     rows = math.ceil(heads / columns)
-    width = max(columns * (keys + 1) * _CELL_INCHES, columns * _MIN_HEAD_INCHES) + 1.0
+    width = max(columns * (keys + 1) * _CELL_INCHES, columns * _MIN_HEAD_INCHES, _MIN_WIDTH_INCHES) + 1.0
     height = max(rows * (queries + 1) * _CELL_INCHES, rows * _MIN_HEAD_INCHES * 0.75) + 1.2
     figure = Figure(figsize=(width, height), dpi=_DPI)
     canvas = FigureCanvasAgg(figure)

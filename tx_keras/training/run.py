@@ -103,10 +103,8 @@ def _dashboard(cfg: DictConfig, run_dir: Path, task: Task, decode) -> list[keras
     return callbacks
 
 
-def run(cfg: DictConfig, run_dir: Path) -> float:
-    """Train and evaluate one configuration; writes event files and summary.json into `run_dir`."""
-    check_config(cfg)
-    started = time.perf_counter()
+def _train_and_evaluate(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+    """The run proper; returns the summary fields it knows (status, metrics, size, epochs)."""
     keras.utils.set_random_seed(cfg.seed)
     task = build_task(cfg.data)
     model = build_model(cfg, task)
@@ -125,24 +123,51 @@ def run(cfg: DictConfig, run_dir: Path) -> float:
         shuffle=False,  # the dataset shuffles itself, seeded
         verbose=cfg.logging.verbose,
     )
-    final_loss = float(history.history["loss"][-1])
-    status = "completed" if np.isfinite(final_loss) else "diverged"
-    metrics = {"train_loss": final_loss, "train_accuracy": float(history.history["accuracy"][-1])}
-    if status == "completed":
-        metrics.update(_evaluate(model, task, decode, cfg.trainer.batch_size))
+    epochs = len(history.history["loss"])
+    metrics = {
+        "train_loss": float(history.history["loss"][-1]),
+        "train_accuracy": float(history.history["accuracy"][-1]),
+    }
+    fields: dict[str, Any] = {"task": task.name, "parameters": int(model.count_params()), "epochs": epochs}
+    if not np.isfinite(metrics["train_loss"]):
+        return {
+            **fields,
+            "status": "diverged",
+            "reason": f"loss became {metrics['train_loss']} in epoch {epochs}",
+            "metrics": metrics,
+        }
+    metrics.update(_evaluate(model, task, decode, cfg.trainer.batch_size))
+    return {**fields, "status": "completed", "metrics": metrics}
+
+
+def _record(cfg: DictConfig, run_dir: Path, summary: dict[str, Any], started: float) -> None:
+    """summary.json, plus the final scalars and the HParams row (with its status) when logging is on."""
+    summary["wall_time_s"] = round(time.perf_counter() - started, 2)
+    metrics = summary.setdefault("metrics", {})
     if cfg.logging.tensorboard:
-        _log_final(run_dir, metrics, len(history.history["loss"]))
-        write_hparams(run_dir, cfg, status, [_metric_tag(name) for name in metrics])
+        _log_final(run_dir, metrics, summary.get("epochs", 0))
+        write_hparams(run_dir, cfg, summary["status"], [_metric_tag(name) for name in metrics])
+    write_summary(run_dir, summary)
+
+
+def run(cfg: DictConfig, run_dir: Path) -> float:
+    """Train and evaluate one configuration; writes event files and summary.json into `run_dir`.
+
+    A run that raises is recorded as `failed` (with the reason) before the error propagates; one whose
+    loss turns NaN/inf stops early and is recorded as `diverged`. Returns the validation exact-match
+    (NaN unless completed) for an optimising sweeper.
+    """
+    check_config(cfg)
+    started = time.perf_counter()
     summary: dict[str, Any] = {
-        "status": status,
         "tx_keras_version": tx_keras.__version__,
-        "task": task.name,
-        "metrics": metrics,
-        "parameters": int(model.count_params()),
-        "epochs": len(history.history["loss"]),
-        "wall_time_s": round(time.perf_counter() - started, 2),
         "config": OmegaConf.to_container(cfg, resolve=True),
     }
-    write_summary(run_dir, summary)
-    objective = metrics.get(OBJECTIVE, float("nan"))
-    return float(objective) if np.isfinite(objective) else float("nan")
+    try:
+        summary.update(_train_and_evaluate(cfg, run_dir))
+    except Exception as error:  # recorded, then re-raised: a crash must not look like a missing run
+        summary.update(status="failed", reason=f"{type(error).__name__}: {error}")
+        _record(cfg, run_dir, summary, started)
+        raise
+    _record(cfg, run_dir, summary, started)
+    return float(summary["metrics"][OBJECTIVE]) if summary["status"] == "completed" else float("nan")

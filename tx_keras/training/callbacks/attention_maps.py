@@ -15,7 +15,7 @@ from tx_keras.training.callbacks.summary_callback import SummaryCallback
 _TITLES = {
     "encoder_self": "encoder self-attention",
     "decoder_self": "decoder causal self-attention",
-    "cross": "cross-attention (rows: decoder, columns: encoder)",
+    "cross": "cross-attention (decoder -> encoder)",
 }
 
 

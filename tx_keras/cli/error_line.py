@@ -1,0 +1,47 @@
+"""Hydra's composition errors as one line a user can act on: what is wrong and the closest valid names."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+
+_UNKNOWN_KEY = re.compile(r"Could not override '([^']+)'")
+_AVAILABLE = re.compile(r"Available options in '([^']+)':\s*((?:\n\t\S+)+)")
+
+
+def _closest(wanted: str, options: list[str]) -> str:
+    matches = difflib.get_close_matches(wanted, options, n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(matches)}?" if matches else ""
+
+
+def _leaf_keys(config: Mapping, prefix: str = "") -> list[str]:
+    keys = []
+    for key, value in config.items():
+        path = f"{prefix}{key}"
+        keys += _leaf_keys(value, f"{path}.") if isinstance(value, Mapping) else [path]
+    return keys
+
+
+def error_line(message: str, config: Mapping | None = None) -> str:
+    """One line for a Hydra/OmegaConf error message; `config` (the default composed config) feeds the
+    "did you mean" suggestions for unknown keys."""
+    unknown = _UNKNOWN_KEY.search(message)
+    if unknown:
+        key = unknown.group(1)
+        keys = _leaf_keys(config) if config is not None else []
+        return (
+            f"{key} is not a config key{_closest(key, keys)} (to add a new key on purpose, write +{key}=...)"
+        )
+    available = _AVAILABLE.search(message)
+    if available:
+        group, options = available.group(1), available.group(2).split()
+        first = message.strip().splitlines()[0]
+        missing = re.search(r"Could not find '([^']+)'", first)
+        wanted = missing.group(1).split("/")[-1] if missing else ""
+        return (
+            f"{group}={wanted} is not an option of {group}/{_closest(wanted, options)} "
+            f"(choose one of: {', '.join(options)})"
+        )
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return "; ".join(line for line in lines if not line.startswith(("Set the environment", "provider=")))
