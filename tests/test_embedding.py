@@ -160,3 +160,14 @@ def test_keras_save_load(tmp_path, positions):
     np.testing.assert_allclose(ops.convert_to_numpy(loaded(IDS)), before, atol=1e-6)
     for a, b in zip(embedding.get_weights(), loaded.get_layer("embedding").get_weights(), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("positions", ["sinusoidal", "learned", "none"])
+def test_start_embeds_one_token_at_its_position(positions):
+    """A cached decoder embeds the single new token at position t; it must get row t of the full call."""
+    layer = TokenAndPositionEmbedding(vocab_size=10, d_model=4, max_length=8, positions=positions)
+    ids = np.array([[1, 5, 7, 2, 9], [3, 4, 0, 0, 0]], dtype="int32")
+    full = ops.convert_to_numpy(layer(ids))
+    for t in range(ids.shape[1]):
+        one = ops.convert_to_numpy(layer(ids[:, t : t + 1], start=t))
+        np.testing.assert_allclose(one[:, 0], full[:, t], atol=1e-6)

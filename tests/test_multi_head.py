@@ -287,3 +287,22 @@ def test_symbolic_call_returns_attention_scores(impl):
     outputs, scores = result
     assert tuple(outputs.shape) == (None, T, D)
     assert tuple(scores.shape) == (None, H, T, 4)
+
+
+@pytest.mark.parametrize("impl", ["fused", "looped"])
+def test_attend_over_projected_keys_equals_call(impl):
+    """A decoding cache stores `project_key_value` output; `attend` over it must give `call`'s numbers."""
+    layer = ATTENTION_IMPLEMENTATIONS[impl](num_heads=4, d_model=16)
+    rng = np.random.default_rng(0)
+    query = rng.normal(size=(2, 3, 16)).astype("float32")
+    memory = rng.normal(size=(2, 5, 16)).astype("float32")
+    key_mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)
+    expected, expected_weights = layer(query, memory, key_mask=key_mask, return_attention_scores=True)
+    keys, values = layer.project_key_value(memory)
+    assert tuple(keys.shape) == tuple(values.shape) == (2, 4, 5, 4)
+    outputs, weights = layer.attend(query, keys, values, key_mask=key_mask)
+    np.testing.assert_allclose(ops.convert_to_numpy(outputs), ops.convert_to_numpy(expected), atol=1e-5)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(weights), ops.convert_to_numpy(expected_weights), atol=1e-6
+    )
+    assert np.all(ops.convert_to_numpy(weights)[0, :, :, 3:] == 0.0)

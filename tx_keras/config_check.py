@@ -7,9 +7,15 @@ from typing import Any
 
 from tx_keras.data import TASKS
 from tx_keras.layers import ATTENTION_IMPLEMENTATIONS, NORM_MODES, POSITION_KINDS
+from tx_keras.user_error import UserError
+
+# The summary metrics a run can return to a sweeper.
+OBJECTIVES = tuple(
+    f"{split}_{metric}" for split in ("validation", "test") for metric in ("exact_match", "accuracy", "loss")
+)
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError):
     """A user's configuration mistake: printed as one line, never as a traceback."""
 
 
@@ -50,6 +56,22 @@ _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] =
     "trainer.lr_scale": ((float, int), _at_least(1e-12)),
     "trainer.label_smoothing": ((float, int), _fraction),
     "trainer.clip_norm": ((float, int, type(None)), None),
+    "trainer.deterministic": ((bool,), None),
+    "trainer.checkpoint_every": ((int,), _at_least(0)),
+    "resume": ((str, type(None)), None),
+    "trainer.objective": ((str,), _one_of(*OBJECTIVES)),
+    "export.enabled": ((bool,), None),
+    "export.beam_width": ((int,), _at_least(1)),
+    "export.length_penalty": ((float, int), _at_least(0)),
+    "export.attention": ((str,), _one_of("mean", "heads")),
+}
+
+
+# Keys only some tasks have (copy, reverse, sort): checked when present.
+_TASK_RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] = {
+    "data.vocab_size": ((int,), _at_least(1)),  # symbols, besides the 4 special tokens
+    "data.length": ((int,), _at_least(1)),
+    "data.min_length": ((int,), _at_least(1)),
 }
 
 
@@ -64,8 +86,10 @@ def _lookup(cfg: Mapping, dotted: str) -> tuple[bool, Any]:
 
 def check_config(cfg: Mapping) -> None:
     """Raise `ConfigError` naming the key, the value and what is allowed, for the first problem found."""
-    for key, (types, rule) in _RULES.items():
+    for key, (types, rule) in {**_RULES, **_TASK_RULES}.items():
         present, value = _lookup(cfg, key)
+        if not present and key in _TASK_RULES:
+            continue
         if not present:
             raise ConfigError(f"{key} is missing from the config")
         # bool is an int in Python: `model.d_model=true` must still be refused.
@@ -86,6 +110,9 @@ def check_config(cfg: Mapping) -> None:
             f"model.num_heads={heads} does not divide model.d_model={d_model}; "
             f"choose num_heads in {', '.join(map(str, divisors))}"
         )
+    data = cfg["data"]
+    if "min_length" in data and "length" in data and data["min_length"] > data["length"]:
+        raise ConfigError(f"data.min_length={data['min_length']} must be <= data.length={data['length']}")
     clip = cfg["trainer"].get("clip_norm")
     if clip is not None and clip <= 0:
         raise ConfigError(f"trainer.clip_norm={clip!r} must be > 0 (or null to turn clipping off)")

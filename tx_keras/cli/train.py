@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up chatter out of the console
 
@@ -12,20 +13,37 @@ from hydra.core.hydra_config import HydraConfig  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
 
+def _thread_budget(hydra_cfg: DictConfig) -> int | None:
+    """Cores per job: all of them for sequential jobs, split between parallel joblib or Ray jobs."""
+    launcher = hydra_cfg.launcher
+    if "n_jobs" in launcher:  # joblib
+        jobs = launcher.n_jobs if launcher.n_jobs > 0 else os.cpu_count() or 1
+        return max(1, (os.cpu_count() or 1) // jobs)
+    if "ray" in launcher:
+        return launcher.ray.remote.get("num_cpus") or 1
+    return None
+
+
 @hydra.main(version_base="1.3", config_path="pkg://tx_keras.conf", config_name="config")
 def _train(cfg: DictConfig) -> float:
     from pathlib import Path
 
-    from tx_keras.config_check import ConfigError, check_config
+    from hydra.types import RunMode
 
+    from tx_keras.training.job import run_job, set_thread_budget
+    from tx_keras.user_error import UserError
+
+    hydra_cfg = HydraConfig.get()
+    set_thread_budget(_thread_budget(hydra_cfg))
     try:
-        check_config(cfg)  # before any data or model is built
-    except ConfigError as error:
+        return run_job(
+            cfg,
+            Path(hydra_cfg.runtime.output_dir),
+            isolate_failures=hydra_cfg.mode == RunMode.MULTIRUN,
+        )
+    except UserError as error:  # here, not in main(): Hydra would add a line of its own around it
         print(f"tx-train: error: {error}", file=sys.stderr)
         sys.exit(2)
-    from tx_keras.training.run import run
-
-    return run(cfg, Path(HydraConfig.get().runtime.output_dir))
 
 
 def _default_config() -> DictConfig | None:
@@ -47,12 +65,25 @@ def main() -> None:
     from tx_keras.cli.error_line import error_line
 
     os.environ["HYDRA_FULL_ERROR"] = "1"  # let Hydra's errors reach us instead of printing them itself
+    from tx_keras.cli.sweep_report import SweepReport
+
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local Ray instance needs no token file
+    # conf/hydra/launcher/ray.yaml deliberately replaces the plugin's `ray` config of the same name.
+    warnings.filterwarnings("ignore", message=".*is validated against ConfigStore schema with the same name")
+    from tx_keras.cli.resume_argv import resume_argv
+    from tx_keras.user_error import UserError
+
     try:
+        sys.argv[1:] = resume_argv(sys.argv[1:])  # `resume=RUN_DIR` -> that run's overrides and folder
         _train()
+    except UserError as error:  # e.g. a run folder that cannot be continued, found before it is touched
+        print(f"tx-train: error: {error}", file=sys.stderr)
+        sys.exit(2)
     except (HydraException, OmegaConfBaseException) as error:
         message = str(error) + (f"\n{error.__cause__}" if error.__cause__ else "")
         print(f"tx-train: error: {error_line(message, _default_config())}", file=sys.stderr)
         sys.exit(2)
+    sys.exit(SweepReport.exit_code)
 
 
 if __name__ == "__main__":

@@ -11,12 +11,15 @@ def make_dataset(
     shuffle: bool,
     seed: int = 0,
     drop_remainder: bool = False,
+    epoch: tf.Variable | int = 0,
 ) -> tf.data.Dataset:
     """Yield `((source, decoder_input), labels)` int32 batches.
 
     `decoder_input = target[:, :-1]` (starts with SOS) and `labels = target[:, 1:]` (ends with EOS/PAD),
-    so position t of the decoder predicts token t+1. The whole split is cached and, when shuffling, the
-    buffer spans all rows so every epoch is a full, seeded reshuffle.
+    so position t of the decoder predicts token t+1. When shuffling, the order is a full permutation drawn
+    from `(seed, epoch)` alone, read each time an iteration starts: the trainer sets the `epoch` variable
+    at every epoch's start (callbacks.EpochVariable), so a run resumed at epoch k sees exactly the order
+    an uninterrupted run sees at epoch k (a `reshuffle_each_iteration` shuffle would restart at epoch 0's).
     """
     source = np.asarray(source, dtype=np.int32)
     target = np.asarray(target, dtype=np.int32)
@@ -24,7 +27,19 @@ def make_dataset(
         raise ValueError(f"need 2-D source/target with equal rows, got {source.shape} and {target.shape}")
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size} must be >= 1")
-    dataset = tf.data.Dataset.from_tensor_slices(((source, target[:, :-1]), target[:, 1:])).cache()
-    if shuffle:
-        dataset = dataset.shuffle(max(len(source), 1), seed=seed, reshuffle_each_iteration=True)
-    return dataset.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
+    if not shuffle:
+        dataset = tf.data.Dataset.from_tensor_slices(((source, target[:, :-1]), target[:, 1:])).cache()
+        return dataset.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
+    rows = len(source)
+    encoder, decoder, labels = tf.constant(source), tf.constant(target[:, :-1]), tf.constant(target[:, 1:])
+
+    def order(_) -> tf.Tensor:
+        key = tf.stack([tf.constant(seed, tf.int64), tf.cast(tf.convert_to_tensor(epoch), tf.int64)])
+        return tf.argsort(tf.random.stateless_uniform([rows], seed=key))
+
+    def gather(indices: tf.Tensor):
+        return (tf.gather(encoder, indices), tf.gather(decoder, indices)), tf.gather(labels, indices)
+
+    indices = tf.data.Dataset.from_tensors(0).map(order).unbatch()
+    dataset = indices.batch(batch_size, drop_remainder=drop_remainder).map(gather)
+    return dataset.prefetch(tf.data.AUTOTUNE)

@@ -72,16 +72,17 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             self._learned.build((None,))
         self.built = True
 
-    def call(self, ids):
+    def call(self, ids, start=0):
+        """`start` is the position of the first id: a cached decoder embeds one new token at position t."""
         embedded = self._tokens(ids)
         if self.scale:
             embedded = embedded * ops.cast(math.sqrt(self.d_model), embedded.dtype)
-        length = ops.shape(ids)[1]
+        positions = ops.arange(ops.shape(ids)[1]) + start
         if self._learned is not None:
-            embedded = embedded + self._learned(ops.arange(length))[None]
+            embedded = embedded + self._learned(positions)[None]
         elif self._table is not None:
             table = ops.cast(ops.convert_to_tensor(self._table), embedded.dtype)
-            embedded = embedded + table[None, :length]
+            embedded = embedded + ops.take(table, positions, axis=0)[None]
         return embedded
 
     def compute_mask(self, ids, mask=None):

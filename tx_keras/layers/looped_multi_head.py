@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from tx_keras.layers.attention import SelfAttention
+from tx_keras.layers.attention import SelfAttention, combine_masks, scaled_dot_product_attention
 from tx_keras.layers.multi_head import MultiHeadAttention, check_heads
 
 
@@ -86,6 +86,24 @@ class LoopedMultiHeadAttention(keras.layers.Layer):
             weights.append(weight)
         outputs = self._output(ops.concatenate(heads, axis=-1))
         return (outputs, ops.stack(weights, axis=1)) if return_attention_scores else outputs
+
+    def project_key_value(self, value):
+        """(B, T, d) -> keys and values (B, h, T, d_k), every head's Wk_i x and Wv_i x stacked: the
+        decoding cache's layout, shared with the fused form."""
+        keys = ops.stack([head._key(value) for head in self._heads], axis=1)
+        values = ops.stack([head._value(value) for head in self._heads], axis=1)
+        return keys, values
+
+    def attend(self, query, keys, values, key_mask=None):
+        """Inference-time attention of `query` (B, Tq, d) over already projected `keys`/`values`
+        (B, h, Tk, d_k), head by head. Returns (outputs (B, Tq, d), weights (B, h, Tq, Tk))."""
+        mask = None if key_mask is None else combine_masks(1, 1, key_mask=key_mask)
+        heads, weights = [], []
+        for i, head in enumerate(self._heads):
+            output, weight = scaled_dot_product_attention(head._query(query), keys[:, i], values[:, i], mask)
+            heads.append(output)
+            weights.append(weight)
+        return self._output(ops.concatenate(heads, axis=-1)), ops.stack(weights, axis=1)
 
     def copy_from(self, fused: MultiHeadAttention) -> None:
         """Take head i's Wq_i, Wk_i, Wv_i and the rows of W_o out of a fused layer's kernels."""

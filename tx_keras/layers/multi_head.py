@@ -123,11 +123,30 @@ class MultiHeadAttention(keras.layers.Layer):
             self._dropout,
             training,
         )
-        # Concatenating the heads and multiplying by W_o is one contraction over (head, d_k).
+        outputs = self._combine(heads)
+        return (outputs, weights) if return_attention_scores else outputs
+
+    def _combine(self, heads):
+        """Concatenating the heads and multiplying by W_o is one contraction over (head, d_k)."""
         outputs = ops.einsum("bhtk,hkd->btd", heads, self.output_kernel)
         if self.use_bias:
             outputs = outputs + self.output_bias
-        return (outputs, weights) if return_attention_scores else outputs
+        return outputs
+
+    def project_key_value(self, value):
+        """(B, T, d) -> keys and values (B, h, T, d_k): what a decoding cache keeps, so each token's
+        projections are computed once instead of at every later step."""
+        return self._project("key", value), self._project("value", value)
+
+    def attend(self, query, keys, values, key_mask=None):
+        """Inference-time attention of `query` (B, Tq, d) over already projected `keys`/`values`
+        (B, h, Tk, d_k); `key_mask` (B, Tk) hides keys.
+
+        Returns (outputs (B, Tq, d), weights (B, h, Tq, Tk)).
+        """
+        mask = None if key_mask is None else ops.expand_dims(combine_masks(1, 1, key_mask=key_mask), 1)
+        heads, weights = scaled_dot_product_attention(self._project("query", query), keys, values, mask)
+        return self._combine(heads), weights
 
     def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
         return (*query_shape[:-1], self.d_model)

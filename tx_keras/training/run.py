@@ -1,7 +1,7 @@
 """One training run: config -> task -> model -> fit with TensorBoard -> evaluate -> summary.json.
 
 `run(cfg, run_dir)` is what `tx-train` calls once per job (and a sweeper once per sweep job); it
-returns the validation exact-match so an optimising sweeper can maximise it.
+returns the metric `trainer.objective` names, which an optimising sweeper (sweeps/sweep/optuna.yaml) uses.
 """
 
 from __future__ import annotations
@@ -16,20 +16,22 @@ import tensorflow as tf
 from omegaconf import DictConfig, OmegaConf
 
 import tx_keras
-from tx_keras.config_check import check_config
+from tx_keras.config_check import ConfigError, check_config
 from tx_keras.data import Task, build_task, make_dataset
-from tx_keras.decoding import decode_in_batches, exact_match, greedy_decoder
+from tx_keras.decoding import cached_greedy_decoder, decode_in_batches, exact_match
+from tx_keras.export.run_export import save_and_export
 from tx_keras.models import Transformer
 from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
 from tx_keras.training.callbacks.attention_maps import epochs_to_log
+from tx_keras.training.callbacks.epoch_variable import EpochVariable
+from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
+from tx_keras.training.checkpoint import CHECKPOINT_PATH, Checkpoint, EpochCheckpoint, restore
 from tx_keras.training.hparams import write_hparams
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
+from tx_keras.training.resume import start_or_resume
 from tx_keras.training.schedule import NoamSchedule
 from tx_keras.training.summary import write_summary
-
-# The key an optimising sweeper maximises (see sweeps/).
-OBJECTIVE = "validation_exact_match"
 
 
 def build_model(cfg: DictConfig, task: Task) -> Transformer:
@@ -39,7 +41,7 @@ def build_model(cfg: DictConfig, task: Task) -> Transformer:
         target_vocab_size=len(task.target_vocab),
         max_source_length=task.source_length,
         max_target_length=task.target_length - 1,  # the decoder reads SOS..last word, never the final EOS
-        **OmegaConf.to_container(cfg.model),
+        **OmegaConf.to_container(cfg.model, resolve=True),
     )
 
 
@@ -80,13 +82,13 @@ def _log_final(run_dir: Path, metrics: dict[str, float], step: int) -> None:
             tf.summary.scalar(_metric_tag(name), value, step=step)
 
 
-def _dashboard(cfg: DictConfig, run_dir: Path, task: Task, decode) -> list[keras.callbacks.Callback]:
+def _dashboard(
+    cfg: DictConfig, run_dir: Path, task: Task, decode, initial_epoch: int
+) -> list[keras.callbacks.Callback]:
     """TensorBoard curves plus our attention maps, translation samples and diagnostics."""
     logging = cfg.logging
     callbacks: list[keras.callbacks.Callback] = [
-        keras.callbacks.TensorBoard(
-            log_dir=str(run_dir), update_freq="epoch", write_graph=False, profile_batch=0
-        )
+        FlushingTensorBoard(log_dir=str(run_dir), update_freq="epoch", write_graph=False, profile_batch=0)
     ]
     epochs = epochs_to_log(logging.attention_maps, cfg.trainer.epochs)
     if logging.probes and epochs:
@@ -98,36 +100,54 @@ def _dashboard(cfg: DictConfig, run_dir: Path, task: Task, decode) -> list[keras
         batch = slice(0, cfg.trainer.batch_size)
         inputs = (source[batch], target[batch, :-1])
         callbacks.append(
-            Diagnostics(run_dir / "diagnostics", inputs, target[batch, 1:], logging.diagnostics_every)
+            Diagnostics(
+                run_dir / "diagnostics", inputs, target[batch, 1:], logging.diagnostics_every, initial_epoch
+            )
         )
     return callbacks
 
 
-def _train_and_evaluate(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
-    """The run proper; returns the summary fields it knows (status, metrics, size, epochs)."""
+def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint | None) -> dict[str, Any]:
+    """The run proper, from scratch or from `checkpoint`; returns the summary fields it knows (status,
+    metrics, size, epochs)."""
     keras.utils.set_random_seed(cfg.seed)
-    task = build_task(cfg.data)
+    if cfg.trainer.deterministic:
+        tf.config.experimental.enable_op_determinism()  # same config -> bit-identical losses and weights
+    try:
+        task = build_task(cfg.data)
+    except ValueError as error:  # a task the config cannot produce, e.g. more sentences than exist
+        raise ConfigError(f"data: {error}") from None
     model = build_model(cfg, task)
     compile_model(model, cfg.trainer)
-    decode = greedy_decoder(model, task.target_length - 1)
-    train = make_dataset(*task.splits["train"], cfg.trainer.batch_size, shuffle=True, seed=cfg.seed)
+    source, target = task.splits["train"]
+    model((source[:1], target[:1, :-1]))  # create the weights now, fresh or resumed alike
+    initial_epoch = checkpoint.epoch if checkpoint else 0
+    if checkpoint:
+        restore(model, checkpoint, run_dir / CHECKPOINT_PATH)
+    decode = cached_greedy_decoder(model, task.target_length - 1)  # == greedy_decoder, faster (tests)
+    epoch = tf.Variable(initial_epoch, dtype=tf.int64, trainable=False)  # picks each epoch's data order
+    train = make_dataset(source, target, cfg.trainer.batch_size, shuffle=True, seed=cfg.seed, epoch=epoch)
     validation = make_dataset(*task.splits["validation"], cfg.trainer.batch_size, shuffle=False)
-    callbacks: list[keras.callbacks.Callback] = [keras.callbacks.TerminateOnNaN()]
+    callbacks: list[keras.callbacks.Callback] = [keras.callbacks.TerminateOnNaN(), EpochVariable(epoch)]
     if cfg.logging.tensorboard:
-        callbacks += _dashboard(cfg, run_dir, task, decode)
+        callbacks += _dashboard(cfg, run_dir, task, decode, initial_epoch)
+    if cfg.trainer.checkpoint_every:  # last: an epoch is checkpointed once its points are on disk
+        callbacks.append(
+            EpochCheckpoint(run_dir / CHECKPOINT_PATH, cfg.trainer.checkpoint_every, cfg.trainer.epochs)
+        )
     history = model.fit(
         train,
         validation_data=validation,
+        initial_epoch=initial_epoch,
         epochs=cfg.trainer.epochs,
         callbacks=callbacks,
         shuffle=False,  # the dataset shuffles itself, seeded
         verbose=cfg.logging.verbose,
     )
-    epochs = len(history.history["loss"])
-    metrics = {
-        "train_loss": float(history.history["loss"][-1]),
-        "train_accuracy": float(history.history["accuracy"][-1]),
-    }
+    trained = history.history.get("loss", [])
+    epochs = initial_epoch + len(trained)
+    last = {key: values[-1] for key, values in history.history.items()} if trained else checkpoint.logs
+    metrics = {"train_loss": float(last["loss"]), "train_accuracy": float(last["accuracy"])}
     fields: dict[str, Any] = {"task": task.name, "parameters": int(model.count_params()), "epochs": epochs}
     if not np.isfinite(metrics["train_loss"]):
         return {
@@ -137,6 +157,7 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
             "metrics": metrics,
         }
     metrics.update(_evaluate(model, task, decode, cfg.trainer.batch_size))
+    fields.update(save_and_export(run_dir, model, task, cfg.export))
     return {**fields, "status": "completed", "metrics": metrics}
 
 
@@ -155,7 +176,7 @@ def run(cfg: DictConfig, run_dir: Path) -> float:
 
     A run that raises is recorded as `failed` (with the reason) before the error propagates; one whose
     loss turns NaN/inf stops early and is recorded as `diverged`. Returns the validation exact-match
-    (NaN unless completed) for an optimising sweeper.
+    named by `trainer.objective` (NaN unless completed) for an optimising sweeper.
     """
     check_config(cfg)
     started = time.perf_counter()
@@ -163,11 +184,14 @@ def run(cfg: DictConfig, run_dir: Path) -> float:
         "tx_keras_version": tx_keras.__version__,
         "config": OmegaConf.to_container(cfg, resolve=True),
     }
+    checkpoint = start_or_resume(cfg, run_dir)  # a folder that cannot be continued fails here, untouched
     try:
-        summary.update(_train_and_evaluate(cfg, run_dir))
+        summary.update(_train_and_evaluate(cfg, run_dir, checkpoint))
     except Exception as error:  # recorded, then re-raised: a crash must not look like a missing run
         summary.update(status="failed", reason=f"{type(error).__name__}: {error}")
         _record(cfg, run_dir, summary, started)
         raise
     _record(cfg, run_dir, summary, started)
-    return float(summary["metrics"][OBJECTIVE]) if summary["status"] == "completed" else float("nan")
+    return (
+        float(summary["metrics"][cfg.trainer.objective]) if summary["status"] == "completed" else float("nan")
+    )

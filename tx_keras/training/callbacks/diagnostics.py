@@ -20,14 +20,23 @@ class Diagnostics(SummaryCallback):
     - `rank_collapse/<layer>`: Dong et al.'s ratio, 0 when all tokens have become the same vector.
 
     One forward and one backward pass on a fixed training batch: a few hundred milliseconds per epoch.
+    A run resumed after `initial_epoch` epochs has logged step 0 already and does not log it again.
     """
 
-    def __init__(self, log_dir: Path, inputs: tuple[np.ndarray, np.ndarray], labels: np.ndarray, every: int):
+    def __init__(
+        self,
+        log_dir: Path,
+        inputs: tuple[np.ndarray, np.ndarray],
+        labels: np.ndarray,
+        every: int,
+        initial_epoch: int = 0,
+    ):
         super().__init__(log_dir)
-        self.inputs, self.labels, self.every = inputs, labels, every
+        self.inputs, self.labels, self.every, self.initial_epoch = inputs, labels, every, initial_epoch
 
     def on_train_begin(self, logs: dict | None = None) -> None:
-        self.log(0)
+        if self.initial_epoch == 0:
+            self.log(0)
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         if (epoch + 1) % self.every == 0:

@@ -1,0 +1,73 @@
+"""The cached greedy decoder against the uncached reference: same words, same attention, one trace."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tx_keras.data import Vocabulary
+from tx_keras.decoding import cached_greedy_decoder, decode_in_batches, decode_step, greedy_decoder
+from tx_keras.models import Transformer
+
+
+def test_cached_greedy_gives_exactly_the_reference_words(copy_model):
+    model, source = copy_model
+    length = model.max_target_length
+    reference = decode_in_batches(greedy_decoder(model, length), source)
+    cached = decode_in_batches(cached_greedy_decoder(model, length), source)
+    np.testing.assert_array_equal(cached, reference)
+    stopped = (reference == Vocabulary.EOS).any(axis=1)
+    assert stopped.mean() > 0.9, "the tiny model should have learnt to stop"
+    after_eos = np.cumsum(reference == Vocabulary.EOS, axis=1) - (reference == Vocabulary.EOS) > 0
+    assert np.all(reference[after_eos] == 0), "nothing may follow EOS"
+
+
+def test_cached_greedy_returns_the_cross_attention_of_each_output_word(copy_model):
+    model, source = copy_model
+    ids, attention = cached_greedy_decoder(model, model.max_target_length, return_attention=True)(source[:4])
+    decoder_inputs = np.concatenate([np.full((4, 1), Vocabulary.SOS), ids.numpy()[:, :-1]], axis=1)
+    _, maps, _ = model.trace((source[:4], decoder_inputs))
+    for layer in range(model.num_decoder_layers):
+        expected = maps[f"cross/layer_{layer + 1}"].numpy()
+        for row in range(4):
+            steps = int(np.argmax(ids.numpy()[row] == Vocabulary.EOS)) + 1  # positions decoded for this row
+            np.testing.assert_allclose(attention[row, layer, :, :steps], expected[row, :, :steps], atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"norm": "pre", "positions": "learned"},
+        {"attention_impl": "looped", "residual": False},
+        {"norm": "none", "ffn": False, "positions": "none"},
+    ],
+)
+def test_each_step_gives_the_full_decoders_logits(options):
+    """Untrained models of every shape: step t of the cache equals position t of a full decode."""
+    keras.utils.set_random_seed(1)
+    model = Transformer(12, 11, 7, 6, 2, 2, d_model=16, num_heads=4, dff=32, **options)
+    rng = np.random.default_rng(0)
+    source = rng.integers(4, 12, size=(3, 7)).astype("int32")
+    source[0, 4:] = 0
+    target = np.concatenate([np.full((3, 1), Vocabulary.SOS), rng.integers(3, 11, size=(3, 5))], 1).astype(
+        "int32"
+    )
+    target[1, 3:] = 0  # a sentence that ended: its padding stays hidden from later positions
+    full = model((source, target)).numpy()
+    memory = model.encode(source)
+    cross = model.decoder.cross_key_values(memory)
+    caches = model.decoder.empty_cache(3, 6)
+    buffer = tf.concat([target, tf.zeros([3, 1], tf.int32)], axis=1)
+    for t in range(6):
+        logits, caches, _ = decode_step(model, buffer, tf.constant(t), caches, cross, source != 0)
+        np.testing.assert_allclose(logits.numpy(), full[:, t], atol=1e-4)
+
+
+def test_cached_decoder_traces_once_for_every_length_and_batch(copy_model):
+    model, source = copy_model
+    decode = cached_greedy_decoder(model, model.max_target_length)
+    for rows in (1, 5, 17):
+        decode(source[:rows])
+    assert decode.experimental_get_tracing_count() == 1
+    assert decode(source[:0]).shape == (0, model.max_target_length)

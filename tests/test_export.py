@@ -1,0 +1,202 @@
+"""The exported SavedModel: loads without tx_keras, translates as in-process, never fails on text."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tx_keras.beam_search import beam_search_decoder
+from tx_keras.data import build_task
+from tx_keras.export import WordCodec
+
+SIGNATURES = ["logits", "serving_default", "tokenize", "translate", "translate_with_attention"]
+
+# What a client does: import tensorflow only, load, call the signatures. Reads texts and ids as JSON on stdin.
+CLIENT = """
+import json, sys
+import tensorflow as tf
+request = json.load(sys.stdin)
+model = tf.saved_model.load(request["saved_model"])
+translations = model.signatures["translate"](texts=tf.constant(request["texts"]))["translation"]
+logits = model.signatures["logits"](
+    source_ids=tf.constant(request["source_ids"], tf.int32),
+    decoder_input_ids=tf.constant(request["decoder_input_ids"], tf.int32),
+)["logits"]
+json.dump({"translations": [t.decode() for t in translations.numpy()], "logits": logits.numpy().tolist(),
+           "imported_tx_keras": any(name.startswith("tx_keras") for name in sys.modules)}, sys.stdout)
+"""
+
+
+def _cli(*args, cwd, stdin=None):
+    return subprocess.run([*args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300)
+
+
+def _script(name: str) -> str:
+    return str(Path(sys.executable).parent / name)
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_run):
+    result, run_dir = tiny_run
+    assert result.returncode == 0, result.stderr[-2000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    return run_dir, summary
+
+
+def test_a_completed_run_is_exported(exported):
+    run_dir, summary = exported
+    assert summary["export"] == "export/saved_model"
+    for name in ("model.keras", "source_vocab.txt", "target_vocab.txt", "export/model.keras"):
+        assert (run_dir / name).is_file(), name
+    assert (run_dir / "export/saved_model/saved_model.pb").is_file()
+    assert sorted(p.name for p in (run_dir / "export/saved_model/assets").iterdir()) == [
+        "source_vocab.txt",
+        "target_vocab.txt",
+    ]
+    manifest = json.loads((run_dir / "export/export.json").read_text())
+    assert manifest["signatures"] == SIGNATURES
+    assert manifest["beam_width"] == 4 and manifest["requires_tensorflow_text"] is False
+    assert not list(run_dir.glob(".export*")), "the temporary build folder must be gone"
+
+
+def test_fresh_process_without_tx_keras_translates_like_the_in_process_model(exported, tmp_path):
+    run_dir, summary = exported
+    task = build_task(summary["config"]["data"])
+    source, target = task.splits["validation"]
+    source, target = source[:16], target[:16]
+    texts = [text for text, _ in task.texts("validation")[:16]]
+    model = keras.saving.load_model(run_dir / "export/model.keras", safe_mode=True)
+    export = summary["config"]["export"]
+    decode = beam_search_decoder(
+        model, model.max_target_length, export["beam_width"], export["length_penalty"]
+    )
+    expected = [task.detokenize_target(row) for row in decode(tf.constant(source)).numpy()]
+    request = {
+        "saved_model": str(run_dir / "export/saved_model"),
+        "texts": texts,
+        "source_ids": source[:4].tolist(),
+        "decoder_input_ids": target[:4, :-1].tolist(),
+    }
+    result = _cli(sys.executable, "-c", CLIENT, cwd=tmp_path, stdin=json.dumps(request))
+    assert result.returncode == 0, result.stderr[-2000:]
+    reply = json.loads(result.stdout)
+    assert reply["imported_tx_keras"] is False
+    assert reply["translations"] == expected
+    np.testing.assert_allclose(
+        np.array(reply["logits"]), model((source[:4], target[:4, :-1])).numpy(), atol=1e-5
+    )
+
+
+def test_saved_model_cli_shows_and_runs_the_signatures(exported, tmp_path):
+    saved_model = str(exported[0] / "export/saved_model")
+    shown = _cli(_script("saved_model_cli"), "show", "--dir", saved_model, "--all", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    for name in SIGNATURES:
+        assert f"signature_def['{name}']" in shown.stdout
+    ran = _cli(
+        _script("saved_model_cli"),
+        "run",
+        "--dir",
+        saved_model,
+        "--tag_set",
+        "serve",
+        "--signature_def",
+        "translate",
+        "--input_exprs",
+        'texts=["jane visits africa in september"]',
+        cwd=tmp_path,
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert "Result for output key translation:" in ran.stdout
+    assert "[b'" in ran.stdout or '[b"' in ran.stdout
+
+
+def test_bad_input_always_gives_a_string(exported):
+    run_dir, summary = exported
+    model = tf.saved_model.load(str(run_dir / "export/saved_model"))
+    length = json.loads((run_dir / "export/export.json").read_text())["max_source_length"]
+    texts = tf.constant(
+        ["", "   ", "jane " * 500, "été 東京 Ünïcode", "qwerty zxcv", b"\xff\xfe broken utf-8", "<eos> <pad>"]
+    )
+    translations = model.signatures["translate"](texts=texts)["translation"].numpy()
+    assert translations.shape == (7,) and all(isinstance(t, bytes) for t in translations)
+    with_attention = model.signatures["translate_with_attention"](texts=texts)
+    assert with_attention["translation"].shape == (7,)
+    assert with_attention["cross_attention"].shape[:2] == (7, 1)
+    ids = model.signatures["tokenize"](texts=texts)["source_ids"].numpy()
+    assert ids.shape == (7, length)
+    assert list(ids[0, :2]) == [2, 0]  # empty: EOS alone
+    assert ids[2, length - 1] == 2 and np.all(ids[2, : length - 1] > 3)  # truncated, then EOS
+    assert list(ids[6, :3]) == [3, 3, 2]  # typed special tokens are unknown words
+    assert model.signatures["translate"](texts=tf.constant([], tf.string))["translation"].shape == (0,)
+
+
+def test_codec_tokenizes_like_the_task_and_detokenizes_like_it(tmp_path):
+    task = build_task({"name": "translation", "seed": 3, "num_train": 64, "num_validation": 4, "num_test": 4})
+    task.source_vocab.to_file(tmp_path / "source.txt")
+    task.target_vocab.to_file(tmp_path / "target.txt")
+    codec = WordCodec(tmp_path / "source.txt", tmp_path / "target.txt", task.source_length)
+    source, target = task.splits["train"]
+    texts = [text.upper() for text, _ in task.texts("train")]
+    np.testing.assert_array_equal(codec.encode(tf.constant(texts)).numpy(), source)
+    decoded = [text.decode() for text in codec.decode(tf.constant(target[:, 1:])).numpy()]
+    assert decoded == [task.detokenize_target(row) for row in target]
+    assert any("'" in text for text in decoded), "the sample should exercise the elision rule"
+
+
+def test_tx_export_rebuilds_an_export_and_refuses_a_folder_that_is_not_a_run(exported, tmp_path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(exported[0], run_dir, ignore=shutil.ignore_patterns("export"))
+    refused = _cli(_script("tx-export"), str(tmp_path), cwd=tmp_path)
+    assert refused.returncode == 2
+    assert (
+        refused.stderr.strip().splitlines()[-1]
+        == f"tx-export: error: {tmp_path} is not a tx_keras run folder (no summary.json)"
+    )
+    assert "Traceback" not in refused.stderr
+    built = _cli(
+        _script("tx-export"), str(run_dir), "--beam-width", "1", "--attention", "heads", cwd=tmp_path
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    assert built.stdout.strip() == str(run_dir / "export/saved_model")
+    manifest = json.loads((run_dir / "export/export.json").read_text())
+    assert (manifest["beam_width"], manifest["attention"]) == (1, "heads")
+    model = tf.saved_model.load(str(run_dir / "export/saved_model"))
+    attention = model.signatures["translate_with_attention"](texts=tf.constant(["jane visits africa"]))
+    assert attention["cross_attention"].shape[:3] == (1, 1, 2)  # every head of the tiny model's one layer
+    assert np.allclose(attention["cross_attention"].numpy().sum(-1), 1.0, atol=1e-5)
+    assert not list(run_dir.glob(".export*"))
+
+
+def test_tx_translate_prints_translations_and_alignments(exported, tmp_path):
+    run_dir, _ = exported
+    model = tf.saved_model.load(str(run_dir / "export/saved_model"))
+    sentences = ["jane visits africa in september", "the cat"]
+    expected = [
+        t.decode() for t in model.signatures["translate"](texts=tf.constant(sentences))["translation"].numpy()
+    ]
+    plot = tmp_path / "alignment.png"
+    shown = _cli(
+        _script("tx-translate"), str(run_dir), *sentences, "--attention", "--plot", str(plot), cwd=tmp_path
+    )
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    lines = shown.stdout.splitlines()
+    assert lines[0] == expected[0] and expected[1] in lines
+    assert "cross-attention, decoder layer 1 of 1, mean over heads:" in lines
+    header = lines[lines.index("cross-attention, decoder layer 1 of 1, mean over heads:") + 1].split()
+    assert header == ["jane", "visits", "africa", "in", "september", "<eos>"]
+    assert (tmp_path / "alignment-1.png").stat().st_size > 1000 and (tmp_path / "alignment-2.png").is_file()
+    piped = _cli(
+        _script("tx-translate"), str(run_dir / "export"), cwd=tmp_path, stdin="\n".join(sentences) + "\n\n"
+    )
+    assert piped.returncode == 0, piped.stderr[-2000:]
+    assert piped.stdout.splitlines() == expected
+    missing = _cli(_script("tx-translate"), str(tmp_path / "nowhere"), "hello", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines()[-1].startswith("tx-translate: error: ")

@@ -1,0 +1,168 @@
+"""Ready sweeps through real Hydra sweepers and launchers: failure isolation, resume, tx-compare."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import tx_train
+
+# A job that fails at run time (the copy task cannot make 320 distinct sequences of 3 symbols out of 2)
+# next to one that completes.
+WITH_A_FAILURE = [
+    "data=copy",
+    "data.length=3",
+    "data.min_length=3",
+    "model.num_heads=1",
+    "data.vocab_size=2,16",
+]
+
+
+def _summaries(sweep_dir):
+    return {path.parent.name: json.loads(path.read_text()) for path in sweep_dir.glob("*/summary.json")}
+
+
+@pytest.fixture(scope="module")
+def smoke_sweep(tmp_path_factory):
+    """The `smoke` sweep with the basic (sequential) launcher."""
+    root = tmp_path_factory.mktemp("smoke")
+    result = tx_train("sweep=smoke", f"hydra.sweep.dir={root / 'sweep'}", cwd=root)
+    return result, root / "sweep"
+
+
+def test_smoke_sweep_runs_every_job_into_one_folder_named_by_overrides(smoke_sweep):
+    result, sweep_dir = smoke_sweep
+    assert result.returncode == 0, result.stderr[-2000:]
+    summaries = _summaries(sweep_dir)
+    assert set(summaries) == {"0_model.num_heads=1", "1_model.num_heads=2"}
+    assert all(summary["status"] == "completed" for summary in summaries.values())
+    assert [summary["config"]["model"]["num_heads"] for _, summary in sorted(summaries.items())] == [1, 2]
+    assert "2 jobs: 2 completed" in result.stderr
+
+
+def test_a_failing_job_is_recorded_and_the_sweep_goes_on(tmp_path):
+    result = tx_train("sweep=smoke", *WITH_A_FAILURE, f"hydra.sweep.dir={tmp_path / 'sweep'}", cwd=tmp_path)
+    assert result.returncode == 3, result.stderr[-2000:]
+    statuses = {name.split("_")[0]: summary for name, summary in _summaries(tmp_path / "sweep").items()}
+    assert statuses["0"]["status"] == "failed"
+    assert statuses["0"]["reason"].startswith(
+        "ConfigError: data: task 'copy' can produce only 8 distinct sources"
+    )
+    assert statuses["1"]["status"] == "completed"
+    assert "2 jobs: 1 completed, 1 failed" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_rerunning_a_sweep_reruns_only_jobs_without_a_completed_summary(smoke_sweep, tmp_path):
+    _, sweep_dir = smoke_sweep
+    kept, deleted = sweep_dir / "0_model.num_heads=1", sweep_dir / "1_model.num_heads=2"
+    kept_summary = (kept / "summary.json").read_text()
+    kept_events = sorted(path.name for path in (kept / "train").iterdir())
+    (deleted / "summary.json").unlink()
+    result = tx_train("sweep=smoke", f"hydra.sweep.dir={sweep_dir}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"{kept} already completed; skipped" in result.stdout
+    assert (kept / "summary.json").read_text() == kept_summary  # untouched
+    assert sorted(path.name for path in (kept / "train").iterdir()) == kept_events  # not retrained
+    assert json.loads((deleted / "summary.json").read_text())["status"] == "completed"
+
+
+def test_tx_compare_rows_match_the_summaries(smoke_sweep, tmp_path):
+    _, sweep_dir = smoke_sweep
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tx_keras.cli.compare",
+            str(sweep_dir),
+            "--metric",
+            "validation_loss",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    with open(tmp_path / "comparison.csv") as stream:
+        rows = list(csv.DictReader(stream))
+    summaries = {name.split("_")[0]: summary for name, summary in _summaries(sweep_dir).items()}
+    assert sorted(row["run"] for row in rows) == sorted(summaries)
+    losses = [float(row["validation_loss"]) for row in rows]
+    assert losses == sorted(losses)  # a loss sorts best (lowest) first
+    for row in rows:
+        summary = summaries[row["run"]]
+        assert row["status"] == summary["status"]
+        assert row["model.num_heads"] == str(summary["config"]["model"]["num_heads"])
+        assert float(row["validation_loss"]) == pytest.approx(summary["metrics"]["validation_loss"], abs=1e-4)
+        assert int(row["parameters"]) == summary["parameters"]
+    assert "validation_loss" in result.stdout.splitlines()[0]
+    for name in ("comparison.md", "validation_curves.png", "validation_loss_by_knob.png"):
+        assert (tmp_path / name).stat().st_size > 100
+
+
+def test_joblib_launcher_runs_jobs_in_parallel_processes(tmp_path):
+    result = tx_train(
+        "sweep=smoke",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Joblib.Parallel(n_jobs=2" in result.stdout + result.stderr
+    assert [s["status"] for s in _summaries(tmp_path / "sweep").values()] == ["completed"] * 2
+
+
+def test_optuna_sweeper_runs_seeded_trials(tmp_path):
+    result = tx_train(
+        "sweep=optuna",
+        "model=tiny",
+        "trainer.epochs=1",
+        "data.num_train=256",
+        "data.num_validation=32",
+        "data.num_test=32",
+        "logging.verbose=0",
+        "hydra.sweeper.n_trials=3",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    summaries = _summaries(tmp_path / "sweep")
+    assert len(summaries) == 3 and all(s["status"] == "completed" for s in summaries.values())
+    learning_rates = {s["config"]["trainer"]["lr_scale"] for s in summaries.values()}
+    assert len(learning_rates) == 3 and all(0.1 <= lr <= 4.0 for lr in learning_rates)
+    best = (tmp_path / "sweep" / "optimization_results.yaml").read_text()
+    assert "best_value" in best
+
+
+def test_ray_launcher_on_a_local_instance(tmp_path):
+    result = tx_train(
+        "sweep=smoke",
+        "hydra/launcher=ray",
+        "hydra.launcher.ray.init.num_cpus=2",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Started a local Ray instance" in result.stdout + result.stderr
+    assert [s["status"] for s in _summaries(tmp_path / "sweep").values()] == ["completed"] * 2
+
+
+def test_every_ready_sweep_composes_and_the_depth_sweep_builds_matching_stacks():
+    from hydra import compose, initialize_config_module
+
+    from tx_keras.config_check import check_config
+    from tx_keras.data import build_task
+    from tx_keras.training.run import build_model
+
+    with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
+        for name in ("smoke", "heads", "depth_residual", "norm", "ffn", "optuna"):
+            check_config(compose(config_name="config", overrides=[f"sweep={name}"]))
+        cfg = compose(config_name="config", overrides=["sweep=depth_residual", "model.num_encoder_layers=3"])
+    task = build_task({"name": "copy", "length": 4, "num_train": 8, "num_validation": 2, "num_test": 2})
+    model = build_model(cfg, task)  # the decoder depth is an interpolation of the encoder's
+    assert model.num_encoder_layers == model.num_decoder_layers == 3

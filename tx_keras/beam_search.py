@@ -1,0 +1,102 @@
+"""Beam search on the cached decoder: keep the `width` best partial translations instead of one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import tensorflow as tf
+
+from tx_keras.data import Vocabulary
+from tx_keras.decoding import decode_step
+from tx_keras.models import Transformer
+
+# A score no real hypothesis reaches; finite so that sums and divisions never make NaN.
+_IMPOSSIBLE = -1e9
+
+
+def length_penalty(length: tf.Tensor, alpha: float) -> tf.Tensor:
+    """GNMT's ((5 + length) / 6) ** alpha (Wu et al. 2016): dividing log-probabilities by it keeps long
+    translations from losing just for having more words; alpha = 0 turns it off."""
+    return tf.pow((5.0 + tf.cast(length, tf.float32)) / 6.0, alpha)
+
+
+def beam_search_decoder(
+    model: Transformer,
+    max_length: int,
+    width: int = 4,
+    alpha: float = 0.6,
+    return_attention: bool = False,
+) -> Callable[[tf.Tensor], tf.Tensor | tuple[tf.Tensor, tf.Tensor]]:
+    """A compiled beam search: source ids (B, Ts) -> the best hypothesis' ids (B, max_length), 0 after EOS.
+
+    Each sentence keeps `width` hypotheses (flattened into the batch, B * width rows, each with its own
+    key/value cache). A step extends every live hypothesis by every word, ranks the candidates by
+    log-probability / length_penalty(length, alpha), keeps the best `width` and reorders the caches to
+    follow them. A finished hypothesis (it emitted EOS) stays in the beam with its score frozen, so it
+    competes with the live ones until something better appears. Width 1 is greedy decoding. With
+    `return_attention` also the best hypothesis' cross-attention (B, layers, heads, max_length, Ts).
+    """
+    if width < 1:
+        raise ValueError(f"beam width={width} must be >= 1")
+    if width > model.target_vocab_size:
+        raise ValueError(f"beam width={width} exceeds the target vocabulary ({model.target_vocab_size})")
+    vocab_size, layers, heads = model.target_vocab_size, model.num_decoder_layers, model.num_heads
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    def decode(source_ids: tf.Tensor):
+        batch, source_length = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
+        rows = batch * width
+        memory = model.encode(source_ids, training=False)
+        cross = [
+            tuple(tf.repeat(part, width, axis=0) for part in key_values)
+            for key_values in model.decoder.cross_key_values(memory)
+        ]
+        source_mask = tf.repeat(tf.not_equal(source_ids, 0), width, axis=0)
+        buffer = tf.concat([tf.fill([rows, 1], Vocabulary.SOS), tf.zeros([rows, max_length], tf.int32)], 1)
+        # All hypotheses start identical; only the first may grow, or the beam would fill with copies.
+        scores = tf.tile(tf.concat([[0.0], tf.fill([width - 1], _IMPOSSIBLE)], 0)[None], [batch, 1])
+        attention = tf.zeros([rows, layers, heads, max_length, source_length] if return_attention else [0])
+        only_padding = tf.where(tf.range(vocab_size) == Vocabulary.PAD, 0.0, _IMPOSSIBLE)
+
+        def body(position, buffer, scores, lengths, finished, caches, attention):
+            logits, caches, weights = decode_step(model, buffer, position, caches, cross, source_mask)
+            log_probs = tf.reshape(tf.nn.log_softmax(tf.cast(logits, tf.float32)), [batch, width, vocab_size])
+            # A finished hypothesis can only be followed by padding, at no cost: its score stays.
+            log_probs = tf.where(finished[:, :, None], only_padding, log_probs)
+            candidates = scores[:, :, None] + log_probs
+            new_lengths = tf.where(finished, lengths, position + 1)
+            ranked = candidates / length_penalty(new_lengths, alpha)[:, :, None]
+            _, best = tf.math.top_k(tf.reshape(ranked, [batch, width * vocab_size]), k=width)
+            origin, word = best // vocab_size, best % vocab_size
+            scores = tf.gather(tf.reshape(candidates, [batch, -1]), best, batch_dims=1)
+            lengths = tf.gather(new_lengths, origin, batch_dims=1)
+            finished = tf.gather(finished, origin, batch_dims=1) | tf.equal(word, Vocabulary.EOS)
+            rows_from = tf.reshape(origin + width * tf.range(batch)[:, None], [-1])
+            caches = [tuple(tf.gather(part, rows_from) for part in cache) for cache in caches]
+            buffer = tf.gather(buffer, rows_from)
+            buffer += tf.one_hot(position + 1, max_length + 1, dtype=tf.int32)[None] * tf.reshape(
+                word, [-1, 1]
+            )
+            if return_attention:
+                slot = tf.one_hot(position, max_length)[None, None, None, :, None]
+                attention = tf.gather(attention + slot * weights[:, :, :, None, :], rows_from)
+            return position + 1, buffer, scores, lengths, finished, caches, attention
+
+        state = (
+            0,
+            buffer,
+            scores,
+            tf.zeros([batch, width], tf.int32),
+            tf.zeros([batch, width], tf.bool),
+            model.decoder.empty_cache(rows, max_length),
+            attention,
+        )
+        _, buffer, scores, lengths, _, _, attention = tf.while_loop(
+            lambda position, *state: (position < max_length) & ~tf.reduce_all(state[3]), body, state
+        )
+        best = tf.argmax(scores / length_penalty(lengths, alpha), axis=1, output_type=tf.int32)
+        chosen = best + width * tf.range(batch)
+        ids = tf.gather(buffer[:, 1:], chosen)
+        return (ids, tf.gather(attention, chosen)) if return_attention else ids
+
+    return decode

@@ -1,0 +1,52 @@
+"""Model FLOPs counted analytically, and this machine's dense matmul peak, for FLOPs utilisation."""
+
+from __future__ import annotations
+
+import time
+
+import tensorflow as tf
+
+from tx_keras.benchmark.size import BenchSize
+
+
+def forward_flops(size: BenchSize) -> int:
+    """Matmul FLOPs (2 per multiply-add) of one forward pass of the encoder-decoder at `size`.
+
+    Counts what dominates: the q/k/v/o projections, the scores and weighted sums, the FFN and the
+    vocabulary projection. Softmax, LayerNorm, embeddings and biases are O(T d) and left out, as in
+    the usual MFU accounting (Kaplan et al. 2020; PaLM appendix B).
+    """
+    b, t, d, f, v = size.batch, size.length, size.d_model, size.dff, size.vocab
+    projections = 2 * 4 * d * d  # q, k, v, o per token
+    attention = 2 * 2 * t * d  # q k^T and weights @ v per query, all heads together
+    ffn = 2 * 2 * d * f
+    encoder = size.encoder_layers * b * t * (projections + attention + ffn)
+    # Cross-attention: q and o on the target, k and v on the source; scores against t source keys.
+    decoder = size.decoder_layers * b * t * (2 * projections + 2 * attention + ffn)
+    logits = b * t * 2 * d * v
+    return encoder + decoder + logits
+
+
+def training_flops(size: BenchSize) -> int:
+    """A training step is a forward pass plus a backward pass of twice its cost."""
+    return 3 * forward_flops(size)
+
+
+def matmul_peak(dtype: str = "float32", n: int = 2048, repeats: int = 5) -> float:
+    """Best FLOP/s of an (n x n) @ (n x n) matmul in a compiled graph: the ceiling a model can reach."""
+    a = tf.random.normal((n, n), dtype=tf.float32)
+    a = tf.cast(a, dtype)
+
+    @tf.function
+    def chain(x):
+        for _ in range(4):
+            x = tf.matmul(x, a) * tf.cast(1e-3, dtype)  # keeps values finite; O(n^2) next to O(n^3)
+        return x
+
+    chain(a).numpy()  # trace and warm up
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        chain(a).numpy()
+        best = min(best, time.perf_counter() - started)
+    return 4 * 2 * n**3 / best

@@ -1,0 +1,58 @@
+"""`tx-compare SWEEP_DIR`: every run of a sweep in one table, best first, plus curves and per-knob plots."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # the event-file reader imports TensorFlow
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="tx-compare", description="Compare the runs of a tx-train sweep.")
+    parser.add_argument("sweep_dir", type=Path, help="a sweep folder (hydra.sweep.dir)")
+    parser.add_argument(
+        "--metric",
+        default="validation_exact_match",
+        help="summary metric to sort by (losses ascending, others descending)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="where to write comparison.md/.csv and the PNGs (default: the sweep folder)",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parse_args(argv)
+    if not args.sweep_dir.is_dir():
+        print(f"tx-compare: error: {args.sweep_dir} is not a folder", file=sys.stderr)
+        sys.exit(2)
+    from tx_keras.comparison import collect_runs
+    from tx_keras.comparison.plots import plot_curves, plot_metric_by_knob
+    from tx_keras.comparison.table import as_csv, as_markdown, as_text, table_rows
+
+    runs = collect_runs(args.sweep_dir)
+    if not runs:
+        print(f"tx-compare: error: {args.sweep_dir} holds no tx-train runs", file=sys.stderr)
+        sys.exit(2)
+    header, rows = table_rows(runs, args.metric)
+    out = args.out or args.sweep_dir
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "comparison.md").write_text(as_markdown(header, rows), encoding="utf-8")
+    (out / "comparison.csv").write_text(as_csv(header, rows), encoding="utf-8")
+    plot_curves(runs, out / "validation_curves.png")
+    plot_metric_by_knob(runs, args.metric, out / f"{args.metric}_by_knob.png")
+    print(as_text(header, rows), end="")
+    print(
+        f"tx-compare: wrote comparison.md, comparison.csv, validation_curves.png, "
+        f"{args.metric}_by_knob.png to {out}"
+    )
+
+
+if __name__ == "__main__":
+    main()

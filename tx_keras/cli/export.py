@@ -1,0 +1,55 @@
+"""`tx-export RUN_DIR`: a finished run folder -> a SavedModel a serving stack loads without our code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up chatter out of the console
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tx-export",
+        description="Write RUN_DIR/export/ (saved_model/, model.keras, export.json) from a completed run.",
+    )
+    parser.add_argument(
+        "run_dir", metavar="RUN_DIR", help="a tx-train run folder (has summary.json, model.keras)"
+    )
+    parser.add_argument("--beam-width", type=int, help="beam width, 1 = greedy (default: the run's export.*)")
+    parser.add_argument("--length-penalty", type=float, help="GNMT length penalty alpha (default: the run's)")
+    parser.add_argument(
+        "--attention",
+        choices=("mean", "heads"),
+        help="translate_with_attention: mean over heads or every head",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    from dataclasses import replace
+    from pathlib import Path
+
+    from tx_keras.export.run_export import ExportSettings, NotARunError, export_run, read_run_summary
+
+    run_dir = Path(args.run_dir)
+    try:
+        summary = read_run_summary(run_dir)
+        settings = ExportSettings.from_config(summary.get("config", {}).get("export") or {})
+        chosen = {
+            "beam_width": args.beam_width,
+            "length_penalty": args.length_penalty,
+            "attention": args.attention,
+        }
+        settings = replace(settings, **{key: value for key, value in chosen.items() if value is not None})
+    except (NotARunError, ValueError) as error:
+        print(f"tx-export: error: {error}", file=sys.stderr)
+        sys.exit(2)
+    saved_model = export_run(run_dir, settings)
+    print(saved_model)
+
+
+if __name__ == "__main__":
+    main()

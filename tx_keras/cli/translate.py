@@ -1,0 +1,128 @@
+"""`tx-translate PATH [SENTENCE ...]`: translate with an exported SavedModel, as any client would."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up chatter out of the console
+
+
+class _UsageError(ValueError):
+    """A user's mistake: printed as one line, exit code 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tx-translate",
+        description="Translate sentences (arguments, or one per line on stdin) with an exported model.",
+    )
+    parser.add_argument(
+        "path", metavar="PATH", help="a run folder (uses PATH/export/saved_model) or a SavedModel"
+    )
+    parser.add_argument("sentences", nargs="*", metavar="SENTENCE", help="default: read lines from stdin")
+    parser.add_argument("--attention", action="store_true", help="print each sentence's alignment table")
+    parser.add_argument(
+        "--layer", type=int, help="decoder layer whose cross-attention is shown (default: last)"
+    )
+    parser.add_argument(
+        "--plot", metavar="FILE.png", help="write the alignment heat-map (FILE-2.png, ... for more)"
+    )
+    return parser
+
+
+def find_saved_model(path: Path) -> Path:
+    """PATH itself, PATH/saved_model (an export folder) or PATH/export/saved_model (a run folder)."""
+    for candidate in (path, path / "saved_model", path / "export" / "saved_model"):
+        if (candidate / "saved_model.pb").is_file():
+            return candidate
+    hint = " (run tx-export on it first)" if (path / "summary.json").is_file() else ""
+    raise _UsageError(f"{path} is neither a SavedModel nor a run folder with an export{hint}")
+
+
+def _needs_tensorflow_text(saved_model: Path) -> bool:
+    manifest = saved_model.parent / "export.json"
+    if not manifest.is_file():
+        return False
+    return bool(json.loads(manifest.read_text(encoding="utf-8")).get("requires_tensorflow_text"))
+
+
+def _plot_paths(plot: str, count: int) -> list[Path]:
+    path = Path(plot)
+    if count == 1:
+        return [path]
+    return [path.with_name(f"{path.stem}-{i + 1}{path.suffix}") for i in range(count)]
+
+
+def _real(tokens) -> list[str]:
+    """Decoded tokens without the padding "" at the end; output rows stop at their EOS."""
+    words = [token.decode("utf-8") for token in tokens]
+    words = [word for word in words if word]
+    return words[: words.index("<eos>") + 1] if "<eos>" in words else words
+
+
+def _show_attention(result: dict, args, plots: list[Path] | None) -> None:
+    import numpy as np
+
+    from tx_keras.plots.alignment import alignment_table, save_alignment_png
+
+    attention = result["cross_attention"].numpy()  # (B, layers, T, Ts) or (B, layers, heads, T, Ts)
+    layers = attention.shape[1]
+    layer = layers if args.layer is None else args.layer
+    if not 1 <= layer <= layers:
+        raise _UsageError(f"--layer {layer} does not exist; the decoder has layers 1..{layers}")
+    for i, translation in enumerate(result["translation"].numpy()):
+        outputs, sources = (
+            _real(result["output_tokens"][i].numpy()),
+            _real(result["source_tokens"][i].numpy()),
+        )
+        weights = attention[i, layer - 1]
+        heads = weights if weights.ndim == 3 else weights[None]
+        heads = heads[:, : len(outputs), : len(sources)]
+        print(translation.decode("utf-8"))
+        if args.attention:
+            print(f"cross-attention, decoder layer {layer} of {layers}, mean over heads:")
+            print(alignment_table(np.mean(heads, axis=0), outputs, sources))
+            print()
+        if plots:
+            title = f"cross-attention, decoder layer {layer}" + (
+                " (mean over heads)" if weights.ndim == 2 else ""
+            )
+            save_alignment_png(plots[i], heads, outputs, sources, title)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    sentences = args.sentences or [line.strip() for line in sys.stdin if line.strip()]
+    try:
+        saved_model = find_saved_model(Path(args.path))
+        if args.layer is not None and args.layer < 1:
+            raise _UsageError(f"--layer {args.layer} must be >= 1")
+    except _UsageError as error:
+        print(f"tx-translate: error: {error}", file=sys.stderr)
+        sys.exit(2)
+    if not sentences:
+        return
+    if _needs_tensorflow_text(saved_model):
+        import tensorflow_text  # noqa: F401  (registers the tokenizer ops the graph uses)
+    import tensorflow as tf
+
+    model = tf.saved_model.load(str(saved_model))
+    texts = tf.constant(sentences)
+    try:
+        if args.attention or args.plot:
+            plots = _plot_paths(args.plot, len(sentences)) if args.plot else None
+            _show_attention(model.signatures["translate_with_attention"](texts=texts), args, plots)
+        else:
+            for translation in model.signatures["translate"](texts=texts)["translation"].numpy():
+                print(translation.decode("utf-8"))
+    except _UsageError as error:
+        print(f"tx-translate: error: {error}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

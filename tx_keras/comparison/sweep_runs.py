@@ -1,0 +1,71 @@
+"""The runs of a sweep folder as records: overrides, status, final metrics, size, wall time."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from tx_keras.training.summary import read_summary
+
+# Overrides that select the sweep itself rather than vary between its jobs.
+_NOT_SWEPT = ("sweep=", "hydra.")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One job folder. `status` is completed, diverged or failed from summary.json, or `unfinished`
+    while the job is running, was killed, or has not written its summary yet."""
+
+    name: str
+    path: Path
+    overrides: dict[str, str]
+    status: str
+    reason: str = ""
+    metrics: dict[str, float] = field(default_factory=dict)
+    parameters: int | None = None
+    wall_time_s: float | None = None
+
+
+def _job_number(path: Path) -> tuple[int, str]:
+    head = path.name.split("_", 1)[0]
+    return (int(head), path.name) if head.isdigit() else (1 << 30, path.name)
+
+
+def _overrides(run_dir: Path) -> dict[str, str]:
+    file = run_dir / ".hydra" / "overrides.yaml"
+    if not file.exists():
+        return {}
+    pairs = [str(item) for item in OmegaConf.load(file) if not str(item).startswith(_NOT_SWEPT)]
+    return dict(pair.lstrip("+~").split("=", 1) for pair in pairs if "=" in pair)
+
+
+def read_run(run_dir: Path) -> RunRecord:
+    """A record for one job folder, whatever state it is in."""
+    overrides = _overrides(run_dir)
+    try:
+        summary = read_summary(run_dir)
+    except (OSError, json.JSONDecodeError):
+        return RunRecord(run_dir.name, run_dir, overrides, "unfinished")
+    return RunRecord(
+        name=run_dir.name,
+        path=run_dir,
+        overrides=overrides,
+        status=summary.get("status", "unfinished"),
+        reason=summary.get("reason", ""),
+        metrics={key: float(value) for key, value in summary.get("metrics", {}).items()},
+        parameters=summary.get("parameters"),
+        wall_time_s=summary.get("wall_time_s"),
+    )
+
+
+def collect_runs(sweep_dir: Path) -> list[RunRecord]:
+    """Every job folder of a sweep (those with Hydra's `.hydra/` or a summary), in job order."""
+    folders = [
+        child
+        for child in sweep_dir.iterdir()
+        if child.is_dir() and ((child / ".hydra").is_dir() or (child / "summary.json").exists())
+    ]
+    return [read_run(folder) for folder in sorted(folders, key=_job_number)]

@@ -1,0 +1,185 @@
+"""From a finished run folder to `RUN_DIR/export/`: the SavedModel, the .keras file, a small manifest."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import keras
+import tensorflow as tf
+
+import tx_keras
+from tx_keras.data import Task
+from tx_keras.export.translator import ATTENTION_MODES, Translator
+from tx_keras.export.word_codec import WordCodec
+from tx_keras.models import Transformer
+
+# What a run folder holds for export (written by `save_for_export` at the end of a completed run).
+MODEL_FILE = "model.keras"
+SOURCE_VOCAB_FILE = "source_vocab.txt"
+TARGET_VOCAB_FILE = "target_vocab.txt"
+EXPORT_DIR = "export"
+SAVED_MODEL_DIR = "saved_model"
+MANIFEST_FILE = "export.json"
+
+
+class NotARunError(ValueError):
+    """The folder given to export is not a completed tx_keras run: one line for the user, no traceback."""
+
+
+@dataclass(frozen=True)
+class ExportSettings:
+    """How the exported model decodes: beam width (1 = greedy), GNMT length penalty alpha, and whether
+    `translate_with_attention` averages the cross-attention over heads ("mean") or keeps them ("heads")."""
+
+    beam_width: int = 4
+    length_penalty: float = 0.6
+    attention: str = "mean"
+
+    def __post_init__(self) -> None:
+        if self.beam_width < 1:
+            raise ValueError(f"beam_width={self.beam_width} must be >= 1")
+        if self.length_penalty < 0:
+            raise ValueError(f"length_penalty={self.length_penalty} must be >= 0")
+        if self.attention not in ATTENTION_MODES:
+            raise ValueError(f"attention={self.attention!r}; choose one of: {', '.join(ATTENTION_MODES)}")
+
+    @classmethod
+    def from_config(cls, cfg: Mapping) -> ExportSettings:
+        """Read the `export` config group (unknown keys such as `enabled` are ignored)."""
+        defaults = cls()
+        return cls(
+            beam_width=int(cfg.get("beam_width", defaults.beam_width)),
+            length_penalty=float(cfg.get("length_penalty", defaults.length_penalty)),
+            attention=str(cfg.get("attention", defaults.attention)),
+        )
+
+
+def save_for_export(run_dir: Path, model: Transformer, task: Task) -> None:
+    """The trained model and both vocabularies, so `tx-export` can work from the run folder alone."""
+    task.source_vocab.to_file(run_dir / SOURCE_VOCAB_FILE)
+    task.target_vocab.to_file(run_dir / TARGET_VOCAB_FILE)
+    model.save(run_dir / MODEL_FILE)
+
+
+def _inference_copy(model: Transformer) -> Transformer:
+    """The same architecture and weights without the optimizer and loss, so the exported .keras file
+    loads (safe_mode=True) with only `tx_keras.models` imported and carries no training state."""
+    copy = Transformer.from_config(model.get_config())
+    copy.build(((None, model.max_source_length), (None, model.max_target_length)))
+    copy.set_weights(model.get_weights())
+    return copy
+
+
+@contextmanager
+def _quiet_saving() -> Iterator[None]:
+    """SavedModel writing logs a line per renamed graph input at INFO; under tx-train's logging they
+    would flood the console and train.log with nothing a user can act on."""
+    loggers = [logging.getLogger(name) for name in ("absl", "tensorflow")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(max(logger.level, logging.WARNING))
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+def export_model(
+    model: Transformer,
+    source_vocab_file: Path,
+    target_vocab_file: Path,
+    destination: Path,
+    settings: ExportSettings,
+) -> Path:
+    """Write `destination/{saved_model/, model.keras, export.json}`; returns the SavedModel folder.
+
+    Built in a temporary sibling folder and renamed into place, so a crash never leaves half an
+    export where a server would look for one, and a re-export replaces the old one whole.
+    """
+    destination = Path(destination)
+    building = destination.parent / f".{destination.name}.building-{os.getpid()}"
+    shutil.rmtree(building, ignore_errors=True)
+    building.mkdir(parents=True)
+    try:
+        codec = WordCodec(source_vocab_file, target_vocab_file, model.max_source_length)
+        translator = Translator(
+            model, codec, settings.beam_width, settings.length_penalty, settings.attention
+        )
+        signatures = translator.signatures()
+        with _quiet_saving():
+            tf.saved_model.save(translator, str(building / SAVED_MODEL_DIR), signatures=signatures)
+        _inference_copy(model).save(building / MODEL_FILE)
+        manifest = {
+            **asdict(settings),
+            "signatures": sorted(signatures),
+            "requires_tensorflow_text": codec.requires_tensorflow_text,
+            "max_source_length": model.max_source_length,
+            "max_target_length": model.max_target_length,
+            "tx_keras_version": tx_keras.__version__,
+        }
+        (building / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        previous = destination.parent / f".{destination.name}.previous-{os.getpid()}"
+        if destination.exists():
+            destination.rename(previous)
+        building.rename(destination)
+        shutil.rmtree(previous, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return destination / SAVED_MODEL_DIR
+
+
+def read_run_summary(run_dir: Path) -> dict:
+    """The run's summary, or `NotARunError` saying what is missing."""
+    if not run_dir.is_dir():
+        raise NotARunError(f"{run_dir} is not a folder")
+    summary_file = run_dir / "summary.json"
+    if not summary_file.is_file():
+        raise NotARunError(f"{run_dir} is not a tx_keras run folder (no summary.json)")
+    summary = json.loads(summary_file.read_text(encoding="utf-8"))
+    if summary.get("status") != "completed":
+        raise NotARunError(f"{run_dir}: the run did not complete (status {summary.get('status')!r})")
+    missing = [
+        name for name in (MODEL_FILE, SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE) if not (run_dir / name).is_file()
+    ]
+    if missing:
+        raise NotARunError(f"{run_dir} lacks {', '.join(missing)} (written by tx-train at the end of a run)")
+    return summary
+
+
+def export_run(run_dir: Path, settings: ExportSettings | None = None) -> Path:
+    """Export a completed run folder; settings default to the run's own `export` config group."""
+    run_dir = Path(run_dir)
+    summary = read_run_summary(run_dir)
+    if settings is None:
+        settings = ExportSettings.from_config(summary.get("config", {}).get("export") or {})
+    model = keras.saving.load_model(run_dir / MODEL_FILE, compile=False, safe_mode=True)
+    return export_model(
+        model, run_dir / SOURCE_VOCAB_FILE, run_dir / TARGET_VOCAB_FILE, run_dir / EXPORT_DIR, settings
+    )
+
+
+def save_and_export(run_dir: Path, model: Transformer, task: Task, export_cfg: Mapping) -> dict[str, str]:
+    """End of a completed run: keep what export needs, then export unless `export.enabled` is false.
+
+    Returns the summary field naming the SavedModel folder (relative to the run folder), if written.
+    """
+    save_for_export(run_dir, model, task)
+    if not export_cfg.get("enabled", True):
+        return {}
+    saved_model = export_model(
+        model,
+        run_dir / SOURCE_VOCAB_FILE,
+        run_dir / TARGET_VOCAB_FILE,
+        run_dir / EXPORT_DIR,
+        ExportSettings.from_config(export_cfg),
+    )
+    return {"export": str(saved_model.relative_to(run_dir))}

@@ -1,0 +1,81 @@
+"""Text <-> ids inside the TensorFlow graph, for word-level vocabularies, with core ops only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import tensorflow as tf
+
+from tx_keras.data import Vocabulary
+
+
+class WordCodec(tf.Module):
+    """The tokenizer and detokenizer a SavedModel carries, so a client sends text and gets text back.
+
+    The interface every codec of a SavedModel offers (a later WordPiece codec, built on tensorflow-text,
+    offers the same and sets `requires_tensorflow_text`):
+      `encode(texts [B]) -> ids (B, max_source_length) int32`: tokens, EOS, padding, as in training;
+      `source_tokens(texts) -> (B, max_source_length) strings`: what each source position holds, "" = pad;
+      `decode(ids (B, T)) -> texts [B]`: words up to the first EOS, detokenized;
+      `target_tokens(ids) -> (B, T) strings`: each output position's token, "" = pad.
+
+    Word level: lower-case (UTF-8 aware), split on whitespace, unknown words (and typed special tokens)
+    -> UNK, at most `max_source_length - 1` words then EOS. Invalid UTF-8 bytes become U+FFFD instead of
+    failing. Decoding joins words with spaces and glues a word ending in an apostrophe to the next
+    (`l' afrique` -> `l'afrique`), like `Task.detokenize_target`. Only core TensorFlow ops are used, so
+    `saved_model_cli run` works without tensorflow-text. The vocabulary files become SavedModel assets.
+    """
+
+    requires_tensorflow_text = False
+
+    def __init__(self, source_vocab_file: str | Path, target_vocab_file: str | Path, max_source_length: int):
+        super().__init__(name="word_codec")
+        for path in (source_vocab_file, target_vocab_file):
+            Vocabulary.from_file(path)  # refuses a file whose specials are not where the ids expect them
+        self.max_source_length = max_source_length
+        line = tf.lookup.TextFileIndex
+        self._source_ids = tf.lookup.StaticHashTable(
+            tf.lookup.TextFileInitializer(
+                str(source_vocab_file), tf.string, line.WHOLE_LINE, tf.int64, line.LINE_NUMBER
+            ),
+            default_value=Vocabulary.UNK,
+        )
+        self._target_words = tf.lookup.StaticHashTable(
+            tf.lookup.TextFileInitializer(
+                str(target_vocab_file), tf.int64, line.LINE_NUMBER, tf.string, line.WHOLE_LINE
+            ),
+            default_value=Vocabulary.SPECIALS[Vocabulary.UNK],
+        )
+
+    def _words(self, texts: tf.Tensor) -> tf.RaggedTensor:
+        """(B,) strings -> ragged (B, None) lower-cased words, cut to leave room for EOS."""
+        texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
+        words = tf.strings.split(tf.strings.lower(texts, encoding="utf-8"))
+        return words[:, : self.max_source_length - 1]
+
+    def _with_eos(self, values: tf.RaggedTensor, eos) -> tf.RaggedTensor:
+        ends = tf.fill([values.nrows(), 1], eos)
+        return tf.concat([values, tf.RaggedTensor.from_tensor(ends)], axis=1)
+
+    def encode(self, texts: tf.Tensor) -> tf.Tensor:
+        words = self._words(texts)
+        ids = tf.cast(tf.ragged.map_flat_values(self._source_ids.lookup, words), tf.int32)
+        # A typed "<pad>", "<sos>" or "<eos>" is an unknown word, not a control token.
+        ids = tf.ragged.map_flat_values(lambda i: tf.where(i <= Vocabulary.EOS, Vocabulary.UNK, i), ids)
+        ids = self._with_eos(ids, Vocabulary.EOS)
+        return ids.to_tensor(Vocabulary.PAD, shape=[None, self.max_source_length])
+
+    def source_tokens(self, texts: tf.Tensor) -> tf.Tensor:
+        tokens = self._with_eos(self._words(texts), Vocabulary.SPECIALS[Vocabulary.EOS])
+        return tokens.to_tensor("", shape=[None, self.max_source_length])
+
+    def target_tokens(self, ids: tf.Tensor) -> tf.Tensor:
+        ids = tf.cast(ids, tf.int64)
+        return tf.where(tf.equal(ids, Vocabulary.PAD), "", self._target_words.lookup(ids))
+
+    def decode(self, ids: tf.Tensor) -> tf.Tensor:
+        ids = tf.cast(ids, tf.int64)
+        before_eos = tf.equal(tf.cumsum(tf.cast(tf.equal(ids, Vocabulary.EOS), tf.int32), axis=1), 0)
+        keep = before_eos & tf.not_equal(ids, Vocabulary.PAD) & tf.not_equal(ids, Vocabulary.SOS)
+        words = tf.ragged.boolean_mask(self._target_words.lookup(ids), keep)
+        return tf.strings.regex_replace(tf.strings.reduce_join(words, axis=1, separator=" "), "' ", "'")

@@ -1,0 +1,1 @@
+"""Training: the run, its schedule, loss and metrics, and the dashboard callbacks."""

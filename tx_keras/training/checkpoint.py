@@ -1,0 +1,100 @@
+"""Epoch checkpoints: everything a killed run needs to continue as if it had never stopped.
+
+One file, `checkpoints/last.npz`, replaced atomically after each checkpointed epoch: every model
+variable (weights and the dropout layers' random-seed states), every optimizer variable (the step
+counter that drives the learning-rate schedule, Adam's moments) and the epoch's logs. Plain NumPy
+arrays loaded with `allow_pickle=False`: a run folder never makes tx_keras unpickle anything.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import keras
+import numpy as np
+
+from tx_keras.training.atomic_file import atomic_file
+from tx_keras.training.run_folder import RunFolderError
+
+CHECKPOINT_PATH = Path("checkpoints") / "last.npz"
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The state after `epoch` completed epochs."""
+
+    epoch: int
+    logs: dict[str, float]  # that epoch's Keras logs (loss, accuracy, val_loss, ...)
+    model: list[np.ndarray]  # model.variables, in order
+    optimizer: list[np.ndarray]  # model.optimizer.variables, in order
+
+
+def save_checkpoint(path: Path, model: keras.Model, epoch: int, logs: dict[str, Any]) -> None:
+    meta = {"epoch": epoch, "logs": {key: float(value) for key, value in logs.items()}}
+    arrays = {f"model_{i}": np.asarray(v) for i, v in enumerate(model.variables)}
+    arrays.update({f"optimizer_{i}": np.asarray(v) for i, v in enumerate(model.optimizer.variables)})
+    with atomic_file(path) as temp, open(temp, "wb") as stream:
+        np.savez(stream, meta=np.array(json.dumps(meta)), **arrays)
+
+
+def load_checkpoint(path: Path) -> Checkpoint | None:
+    """The checkpoint at `path`, None if there is none; a damaged one is a `RunFolderError`."""
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            meta = json.loads(str(archive["meta"]))
+            model, optimizer = (
+                [archive[f"{kind}_{i}"] for i in range(sum(n.startswith(f"{kind}_") for n in archive.files))]
+                for kind in ("model", "optimizer")
+            )
+        return Checkpoint(int(meta["epoch"]), dict(meta["logs"]), model, optimizer)
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        raise RunFolderError(
+            f"checkpoint {path} is damaged ({type(error).__name__}); delete it to restart this run "
+            "from epoch 0, or use a new run folder"
+        ) from None
+
+
+def _assign(variables: list, values: list[np.ndarray], what: str, path: Path) -> None:
+    shapes = [tuple(v.shape) for v in variables]
+    if shapes != [value.shape for value in values]:
+        raise RunFolderError(
+            f"checkpoint {path} does not fit this {what} ({len(values)} saved variables, "
+            f"{len(variables)} here, or different shapes); use a new run folder"
+        )
+    for variable, value in zip(variables, values, strict=True):
+        variable.assign(value)
+
+
+def restore(model: keras.Model, checkpoint: Checkpoint, path: Path) -> None:
+    """Load the checkpoint into a built, compiled model; the optimizer is built here if need be."""
+    if not model.optimizer.built:
+        model.optimizer.build(model.trainable_variables)
+    _assign(model.variables, checkpoint.model, "model", path)
+    _assign(model.optimizer.variables, checkpoint.optimizer, "optimizer", path)
+
+
+class EpochCheckpoint(keras.callbacks.Callback):
+    """Saves a checkpoint every `every` epochs and after the last one, unless the epoch's loss is NaN/inf.
+
+    Put it after the logging callbacks: by the time an epoch is checkpointed its curves are on disk.
+    """
+
+    def __init__(self, path: Path, every: int, epochs: int):
+        super().__init__()
+        self.path, self.every, self.epochs = path, every, epochs
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        logs = logs or {}
+        done = epoch + 1
+        if done % self.every and done != self.epochs:
+            return
+        if not all(math.isfinite(float(value)) for value in logs.values()):
+            return  # a diverged epoch is no state to continue from
+        save_checkpoint(self.path, self.model, done, logs)

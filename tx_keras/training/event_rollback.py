@@ -1,0 +1,50 @@
+"""Rewind a run folder's TensorBoard event files to a checkpoint, so a resumed run logs each epoch once.
+
+A run killed after writing epoch k+1's points but before checkpointing epoch k+1 (or between two
+checkpoints) resumes at k and writes those epochs again; without a rollback the curves would hold them
+twice (and a truncated last record from the kill would make readers stop early).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import tensorflow as tf
+from tensorboard.compat.proto.event_pb2 import Event
+
+from tx_keras.training.atomic_file import atomic_file
+
+_EVENTS_GLOB = "events.out.tfevents.*"
+
+
+def _kept_records(path: Path, first_dropped_step: int) -> tuple[list[bytes], bool]:
+    """The serialized events to keep, and whether anything was dropped (a torn last record counts)."""
+    kept: list[bytes] = []
+    dropped = False
+    try:
+        for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
+            event = Event.FromString(record)
+            if event.HasField("file_version") or event.step < first_dropped_step:
+                kept.append(record)
+            else:
+                dropped = True
+    except tf.errors.DataLossError:  # the record being written when the process was killed
+        dropped = True
+    return kept, dropped
+
+
+def rollback_events(run_dir: Path, first_dropped_step: Mapping[str, int]) -> None:
+    """In each sub-folder named in `first_dropped_step` ("" = the run folder itself), drop the events
+    at or after that step; a file left with nothing but its header is deleted."""
+    for folder, step in first_dropped_step.items():
+        for path in sorted((run_dir / folder).glob(_EVENTS_GLOB)):
+            kept, dropped = _kept_records(path, step)
+            if not dropped:
+                continue
+            if len(kept) <= 1:
+                path.unlink()
+                continue
+            with atomic_file(path) as temp, tf.io.TFRecordWriter(str(temp)) as writer:
+                for record in kept:
+                    writer.write(record)

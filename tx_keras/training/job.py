@@ -1,0 +1,76 @@
+"""One job of a sweep: skip it when already completed, and never let its failure stop the sweep."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from tx_keras.config_check import ConfigError, check_config
+from tx_keras.training.summary import SUMMARY_NAME, read_summary, write_summary
+
+
+def completed_summary(run_dir: Path, epochs: int) -> dict[str, Any] | None:
+    """The run's summary if it already completed `epochs` epochs (a rerun skips it), else None.
+
+    A run asked for more epochs than it has (`resume=RUN_DIR trainer.epochs=<more>`) is not done: it
+    continues from its last checkpoint.
+    """
+    try:
+        summary = read_summary(run_dir)
+    except (OSError, json.JSONDecodeError):
+        return None
+    done = summary.get("status") == "completed" and summary.get("epochs", 0) >= epochs
+    return summary if done else None
+
+
+def set_thread_budget(threads: int | None) -> None:
+    """Give TensorFlow `threads` cores, so parallel jobs do not oversubscribe the machine.
+
+    Environment variables, not `tf.config.threading`: a reused worker process has TensorFlow initialised
+    already, and setting its thread pools a second time raises. The variables apply at first import.
+    """
+    if threads:
+        os.environ.setdefault("TF_NUM_INTRAOP_THREADS", str(threads))
+        os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+
+
+def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
+    """Run one configuration into `run_dir` and return its objective.
+
+    With `isolate_failures` (sweeps) a config error or an exception is recorded in summary.json as
+    `failed` with the reason and NaN is returned, so the launcher goes on with the next job.
+    """
+    done = completed_summary(run_dir, cfg.trainer.epochs)
+    if done is not None:
+        print(f"tx-train: {run_dir} already completed; skipped (delete its {SUMMARY_NAME} to rerun)")
+        return float(done["metrics"].get(cfg.trainer.objective, float("nan")))
+    try:
+        check_config(cfg)  # before any data or model is built
+    except ConfigError as error:
+        if not isolate_failures:
+            print(f"tx-train: error: {error}", file=sys.stderr)
+            sys.exit(2)
+        config = OmegaConf.to_container(cfg, resolve=True)
+        write_summary(
+            run_dir, {"status": "failed", "reason": f"config: {error}", "metrics": {}, "config": config}
+        )
+        print(f"tx-train: job {run_dir.name} failed: {error}", file=sys.stderr)
+        return float("nan")
+
+    import keras
+
+    from tx_keras.training.run import run
+
+    keras.backend.clear_session()  # jobs sharing a worker process must not share graphs or layer names
+    try:
+        return run(cfg, run_dir)
+    except Exception as error:  # run() has recorded it as failed in summary.json
+        if not isolate_failures:
+            raise
+        print(f"tx-train: job {run_dir.name} failed: {type(error).__name__}: {error}", file=sys.stderr)
+        return float("nan")

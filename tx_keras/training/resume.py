@@ -1,0 +1,63 @@
+"""Start a run in its folder, or continue it from the folder's last checkpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from tx_keras.training.checkpoint import CHECKPOINT_PATH, Checkpoint, load_checkpoint
+from tx_keras.training.event_rollback import rollback_events
+from tx_keras.training.run_folder import (
+    MARKER_NAME,
+    RunFolderError,
+    check_same_config,
+    read_marker,
+    write_marker,
+)
+from tx_keras.training.summary import SUMMARY_NAME
+
+# The step each event folder gives an epoch: Keras' curves use the 0-based epoch index; the dashboard
+# callbacks the number of completed epochs (diagnostics also step 0, before training); the run folder
+# itself (HParams) and final/ are written once, at the end.
+_KERAS_FOLDERS = ("train", "validation")
+_DASHBOARD_FOLDERS = ("attention", "samples", "diagnostics")
+_END_FOLDERS = ("", "final")
+
+
+def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
+    """Mark a new run folder, or check an existing one and return the checkpoint to continue from.
+
+    A folder with a checkpoint continues only under the config it started with (up to the keys of
+    run_folder.RESUMABLE_CHANGES); one without starts over under the new config. On a resume the event
+    files are rolled back to the checkpoint (or emptied when there is none yet),
+    so the resumed run writes every epoch's points exactly once. Raises `RunFolderError` before
+    touching anything when the folder cannot be continued.
+    """
+    config = OmegaConf.to_container(cfg, resolve=True)
+    marker = read_marker(run_dir)
+    if marker is None:
+        if (run_dir / SUMMARY_NAME).exists() or any(run_dir.rglob("events.out.tfevents.*")):
+            raise RunFolderError(
+                f"{run_dir} holds a run without {MARKER_NAME} (another program's, or an older tx_keras's); "
+                "use a new run folder"
+            )
+        write_marker(run_dir, config)
+        return None
+    checkpoint = load_checkpoint(run_dir / CHECKPOINT_PATH)
+    if checkpoint is None:
+        write_marker(run_dir, config)  # nothing learnt yet: start over, under this command's config
+    else:
+        check_same_config(run_dir, marker["config"], config)
+    done = checkpoint.epoch if checkpoint else 0
+    if done > cfg.trainer.epochs:
+        raise RunFolderError(
+            f"{run_dir} has trained {done} epochs already, more than trainer.epochs={cfg.trainer.epochs}; "
+            f"pass trainer.epochs={done} or more"
+        )
+    first_dropped = {folder: done for folder in _KERAS_FOLDERS}
+    first_dropped |= {folder: done + 1 if done else 0 for folder in _DASHBOARD_FOLDERS}
+    first_dropped |= {folder: 0 for folder in _END_FOLDERS}
+    rollback_events(run_dir, first_dropped)
+    print(f"tx-train: resuming {run_dir} after epoch {done} of {cfg.trainer.epochs}", flush=True)
+    return checkpoint

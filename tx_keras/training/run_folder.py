@@ -1,0 +1,86 @@
+"""run.json: which tx_keras wrote a run folder, in which format, with which config.
+
+A restart continues a run only when it can do so faithfully: the folder's format is the one this
+version reads and the config is the one the run started with (up to keys that only change how long it
+trains or what it logs). Anything else is a `RunFolderError`, printed as one line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import tx_keras
+from tx_keras.training.atomic_file import atomic_file
+from tx_keras.user_error import UserError
+
+MARKER_NAME = "run.json"
+# Bump when checkpoints, run.json or the event-file layout change in a way older folders cannot follow.
+RUN_FORMAT = 1
+# Config keys a resumed run may change: they extend the run or change what is logged, not what is learnt.
+RESUMABLE_CHANGES = ("trainer.epochs", "trainer.checkpoint_every", "trainer.objective", "logging", "resume")
+
+
+class RunFolderError(UserError):
+    """A run folder that cannot be continued: printed as one line, never as a traceback."""
+
+
+def read_marker(run_dir: Path) -> dict[str, Any] | None:
+    """The folder's run.json (None if there is none), after checking this version can continue it."""
+    path = run_dir / MARKER_NAME
+    if not path.exists():
+        return None
+    try:
+        marker = json.loads(path.read_text(encoding="utf-8"))
+        run_format, version = marker["format"], marker["tx_keras_version"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
+        raise RunFolderError(
+            f"{path} is unreadable ({type(error).__name__}); this folder cannot be resumed, "
+            "use a new run folder"
+        ) from None
+    if run_format != RUN_FORMAT:
+        raise RunFolderError(
+            f"{run_dir} was written by tx_keras {version} (run format {run_format}); tx_keras "
+            f"{tx_keras.__version__} reads run format {RUN_FORMAT}: resume it with tx_keras {version} "
+            "or start a new run folder"
+        )
+    return marker
+
+
+def write_marker(run_dir: Path, config: Mapping[str, Any]) -> None:
+    """Mark `run_dir` as a tx_keras run of this format, started with the resolved `config`."""
+    marker = {"format": RUN_FORMAT, "tx_keras_version": tx_keras.__version__, "config": config}
+    with atomic_file(run_dir / MARKER_NAME) as temp:
+        temp.write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        path = f"{prefix}{key}"
+        flat.update(_flatten(value, f"{path}.") if isinstance(value, Mapping) else {path: value})
+    return flat
+
+
+def _resumable(key: str) -> bool:
+    return any(key == allowed or key.startswith(f"{allowed}.") for allowed in RESUMABLE_CHANGES)
+
+
+def check_same_config(run_dir: Path, started: Mapping[str, Any], now: Mapping[str, Any]) -> None:
+    """Refuse to continue a run under a config that would change what it learns."""
+    before, after = _flatten(started), _flatten(now)
+    changed = sorted(
+        key
+        for key in before.keys() | after.keys()
+        if not _resumable(key) and before.get(key, "<unset>") != after.get(key, "<unset>")
+    )
+    if changed:
+        key = changed[0]
+        more = f" (and {len(changed) - 1} more key(s))" if len(changed) > 1 else ""
+        raise RunFolderError(
+            f"{run_dir} was started with {key}={before.get(key, '<unset>')!r}, this command has "
+            f"{key}={after.get(key, '<unset>')!r}{more}; rerun it with the same overrides, "
+            "or use a new run folder"
+        )
