@@ -7,6 +7,7 @@ from typing import Any
 
 from tx_keras.data import TASKS
 from tx_keras.layers import ATTENTION_IMPLEMENTATIONS, NORM_MODES, POSITION_KINDS
+from tx_keras.training.precision import PRECISIONS
 from tx_keras.user_error import UserError
 
 # The summary metrics a run can return to a sweeper.
@@ -46,6 +47,7 @@ _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] =
     "model.activation": ((str,), _one_of("relu", "gelu", "silu", "tanh")),
     "model.attention_impl": ((str,), _one_of(*ATTENTION_IMPLEMENTATIONS)),
     "model.positions": ((str,), _one_of(*POSITION_KINDS)),
+    "model.fused_qkv": ((bool,), None),
     "data.name": ((str,), _one_of(*TASKS)),
     "data.num_train": ((int,), _at_least(1)),
     "data.num_validation": ((int,), _at_least(1)),
@@ -57,6 +59,8 @@ _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] =
     "trainer.label_smoothing": ((float, int), _fraction),
     "trainer.clip_norm": ((float, int, type(None)), None),
     "trainer.deterministic": ((bool,), None),
+    "trainer.jit_compile": ((bool, str), _one_of(True, False, "auto")),
+    "trainer.precision": ((str,), _one_of(*PRECISIONS)),
     "trainer.checkpoint_every": ((int,), _at_least(0)),
     "resume": ((str, type(None)), None),
     "trainer.objective": ((str,), _one_of(*OBJECTIVES)),

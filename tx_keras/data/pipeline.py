@@ -41,5 +41,8 @@ def make_dataset(
         return (tf.gather(encoder, indices), tf.gather(decoder, indices)), tf.gather(labels, indices)
 
     indices = tf.data.Dataset.from_tensors(0).map(order).unbatch()
-    dataset = indices.batch(batch_size, drop_remainder=drop_remainder).map(gather)
+    # Parallel and deterministic (the order stays the seeded one); prefetch overlaps it with the step.
+    dataset = indices.batch(batch_size, drop_remainder=drop_remainder).map(
+        gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+    )
     return dataset.prefetch(tf.data.AUTOTUNE)

@@ -70,8 +70,11 @@ def save_for_export(run_dir: Path, model: Transformer, task: Task) -> None:
 
 def _inference_copy(model: Transformer) -> Transformer:
     """The same architecture and weights without the optimizer and loss, so the exported .keras file
-    loads (safe_mode=True) with only `tx_keras.models` imported and carries no training state."""
-    copy = Transformer.from_config(model.get_config())
+    loads (safe_mode=True) with only `tx_keras.models` imported and carries no training state.
+
+    Always float32: mixed precision (`trainer.precision`) is a training speed-up, and its float32 master
+    weights serve exactly, on any CPU, in the SavedModel and the .keras file alike."""
+    copy = Transformer.from_config({**model.get_config(), "dtype": "float32"})
     copy.build(((None, model.max_source_length), (None, model.max_target_length)))
     copy.set_weights(model.get_weights())
     return copy
@@ -110,13 +113,14 @@ def export_model(
     building.mkdir(parents=True)
     try:
         codec = WordCodec(source_vocab_file, target_vocab_file, model.max_source_length)
+        model = _inference_copy(model)
         translator = Translator(
             model, codec, settings.beam_width, settings.length_penalty, settings.attention
         )
         signatures = translator.signatures()
         with _quiet_saving():
             tf.saved_model.save(translator, str(building / SAVED_MODEL_DIR), signatures=signatures)
-        _inference_copy(model).save(building / MODEL_FILE)
+        model.save(building / MODEL_FILE)
         manifest = {
             **asdict(settings),
             "signatures": sorted(signatures),

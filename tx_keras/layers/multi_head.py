@@ -33,6 +33,9 @@ class MultiHeadAttention(keras.layers.Layer):
         d_model: model width; must be divisible by `num_heads` (d_k = d_model / h).
         dropout: dropout on the attention weights during training.
         use_bias: whether the projections have biases.
+        fused_qkv: compute the query, key and value projections of self-attention (key and value of
+            cross-attention) as one matmul over the concatenated kernels; same weights, same outputs,
+            fewer and larger matmuls (faster on CPU).
 
     Call args: `query` (B, Tq, d), `value` (B, Tk, d) for cross-attention (defaults to `query`),
     `key` (defaults to `value`), `attention_mask` (B, Tq, Tk), `key_mask` (B, Tk), `use_causal_mask`,
@@ -50,6 +53,7 @@ class MultiHeadAttention(keras.layers.Layer):
         dropout: float = 0.0,
         use_bias: bool = True,
         kernel_initializer: str = "glorot_uniform",
+        fused_qkv: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -59,6 +63,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.dropout = dropout
         self.use_bias = use_bias
         self.kernel_initializer = kernel_initializer
+        self.fused_qkv = fused_qkv
         self.supports_masking = True  # the output keeps the input's padding positions
         self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
 
@@ -90,12 +95,35 @@ class MultiHeadAttention(keras.layers.Layer):
             self.output_bias = self.add_weight(name="output_bias", shape=(self.d_model,), initializer="zeros")
         self.built = True
 
+    def _weight(self, name: str):
+        """A weight in the compute dtype. Inside `__call__` Keras casts it already; the decoding methods
+        (`project_key_value`, `attend`) run outside it, where a float32 weight would promote mixed
+        precision activations back to float32."""
+        return ops.cast(getattr(self, name), self.compute_dtype)
+
     def _project(self, name: str, inputs):
         """(B, T, d_in) -> (B, h, T, d_k): every head's projection in one einsum."""
-        projected = ops.einsum("btd,dhk->bhtk", inputs, getattr(self, f"{name}_kernel"))
+        projected = ops.einsum("btd,dhk->bhtk", inputs, self._weight(f"{name}_kernel"))
         if self.use_bias:
-            projected = projected + ops.expand_dims(getattr(self, f"{name}_bias"), 1)
+            projected = projected + ops.expand_dims(self._weight(f"{name}_bias"), 1)
         return projected
+
+    def _project_fused(self, inputs, names: tuple[str, ...]) -> list:
+        """Several projections of the same input in one einsum over kernels concatenated along the heads."""
+        kernel = ops.concatenate([self._weight(f"{name}_kernel") for name in names], axis=1)
+        projected = ops.einsum("btd,dhk->bhtk", inputs, kernel)
+        if self.use_bias:
+            bias = ops.concatenate([self._weight(f"{name}_bias") for name in names], axis=0)
+            projected = projected + ops.expand_dims(bias, 1)
+        return ops.split(projected, len(names), axis=1)
+
+    def _project_inputs(self, query, value, key) -> list:
+        """(queries, keys, values), each (B, h, T, d_k); fused when the same tensor feeds several."""
+        if self.fused_qkv and key is value:
+            if value is query:
+                return self._project_fused(query, ("query", "key", "value"))
+            return [self._project("query", query), *self._project_fused(value, ("key", "value"))]
+        return [self._project("query", query), self._project("key", key), self._project("value", value)]
 
     def call(
         self,
@@ -116,26 +144,23 @@ class MultiHeadAttention(keras.layers.Layer):
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # broadcast over heads
         heads, weights = scaled_dot_product_attention(
-            self._project("query", query),
-            self._project("key", key),
-            self._project("value", value),
-            mask,
-            self._dropout,
-            training,
+            *self._project_inputs(query, value, key), mask, self._dropout, training
         )
         outputs = self._combine(heads)
         return (outputs, weights) if return_attention_scores else outputs
 
     def _combine(self, heads):
         """Concatenating the heads and multiplying by W_o is one contraction over (head, d_k)."""
-        outputs = ops.einsum("bhtk,hkd->btd", heads, self.output_kernel)
+        outputs = ops.einsum("bhtk,hkd->btd", heads, self._weight("output_kernel"))
         if self.use_bias:
-            outputs = outputs + self.output_bias
+            outputs = outputs + self._weight("output_bias")
         return outputs
 
     def project_key_value(self, value):
         """(B, T, d) -> keys and values (B, h, T, d_k): what a decoding cache keeps, so each token's
         projections are computed once instead of at every later step."""
+        if self.fused_qkv:
+            return tuple(self._project_fused(value, ("key", "value")))
         return self._project("key", value), self._project("value", value)
 
     def attend(self, query, keys, values, key_mask=None):
@@ -170,4 +195,5 @@ class MultiHeadAttention(keras.layers.Layer):
             "dropout": self.dropout,
             "use_bias": self.use_bias,
             "kernel_initializer": self.kernel_initializer,
+            "fused_qkv": self.fused_qkv,
         }

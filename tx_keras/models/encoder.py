@@ -28,6 +28,7 @@ class EncoderBlock(keras.layers.Layer):
         ffn: bool = True,
         activation: str = "relu",
         attention_impl: str = "fused",
+        fused_qkv: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -38,7 +39,7 @@ class EncoderBlock(keras.layers.Layer):
             )
         self.d_model, self.num_heads, self.dff, self.dropout = d_model, num_heads, dff, dropout
         self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
-        self.attention_impl = attention_impl
+        self.attention_impl, self.fused_qkv = attention_impl, fused_qkv
         self.supports_masking = True  # the output keeps the input's padding positions
         self._self_attention = self._attention("self_attention")
         self._self_add_norm = self._add_norm("self_attention")
@@ -50,8 +51,9 @@ class EncoderBlock(keras.layers.Layer):
         self._ffn_add_norm = self._add_norm("ffn") if ffn else None
 
     def _attention(self, name: str) -> keras.layers.Layer:
+        fused = {"fused_qkv": self.fused_qkv} if self.attention_impl == "fused" else {}
         return ATTENTION_IMPLEMENTATIONS[self.attention_impl](
-            self.num_heads, self.d_model, dropout=self.dropout, name=name, dtype=self.dtype_policy
+            self.num_heads, self.d_model, dropout=self.dropout, name=name, dtype=self.dtype_policy, **fused
         )
 
     def _add_norm(self, name: str) -> AddNorm:
@@ -111,6 +113,7 @@ class EncoderBlock(keras.layers.Layer):
             "ffn": self.ffn,
             "activation": self.activation,
             "attention_impl": self.attention_impl,
+            "fused_qkv": self.fused_qkv,
         }
 
 

@@ -31,6 +31,7 @@ class Stack(keras.layers.Layer):
         activation: str = "relu",
         attention_impl: str = "fused",
         positions: str = "sinusoidal",
+        fused_qkv: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -39,7 +40,7 @@ class Stack(keras.layers.Layer):
         self.vocab_size, self.max_length, self.num_layers = vocab_size, max_length, num_layers
         self.d_model, self.num_heads, self.dff, self.dropout = d_model, num_heads, dff, dropout
         self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
-        self.attention_impl, self.positions = attention_impl, positions
+        self.attention_impl, self.positions, self.fused_qkv = attention_impl, positions, fused_qkv
         policy = self.dtype_policy
         self._embedding = TokenAndPositionEmbedding(
             vocab_size, d_model, max_length, positions, name="embedding", dtype=policy
@@ -56,6 +57,7 @@ class Stack(keras.layers.Layer):
                 ffn,
                 activation,
                 attention_impl,
+                fused_qkv=fused_qkv,
                 name=f"block_{i + 1}",
                 dtype=policy,
             )
@@ -109,4 +111,5 @@ class Stack(keras.layers.Layer):
             "activation": self.activation,
             "attention_impl": self.attention_impl,
             "positions": self.positions,
+            "fused_qkv": self.fused_qkv,
         }

@@ -26,6 +26,8 @@ class Transformer(keras.Model):
         residual: the Add of Add + Norm on/off. norm: "post", "pre" or "none". ffn: FFN sublayers on/off.
         activation: FFN activation. attention_impl: "fused" (default) or "looped" (one head at a time).
         positions: "sinusoidal", "learned" or "none".
+        fused_qkv: one matmul for the q/k/v projections of self-attention (k/v of cross-attention); same
+            weights and outputs as separate ones, faster (fused attention only).
     """
 
     def __init__(
@@ -46,6 +48,7 @@ class Transformer(keras.Model):
         activation: str = "relu",
         attention_impl: str = "fused",
         positions: str = "sinusoidal",
+        fused_qkv: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -54,7 +57,7 @@ class Transformer(keras.Model):
         self.num_encoder_layers, self.num_decoder_layers = num_encoder_layers, num_decoder_layers
         self.d_model, self.num_heads, self.dff, self.dropout = d_model, num_heads, dff, dropout
         self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
-        self.attention_impl, self.positions = attention_impl, positions
+        self.attention_impl, self.positions, self.fused_qkv = attention_impl, positions, fused_qkv
         shared = dict(
             d_model=d_model,
             num_heads=num_heads,
@@ -66,6 +69,7 @@ class Transformer(keras.Model):
             activation=activation,
             attention_impl=attention_impl,
             positions=positions,
+            fused_qkv=fused_qkv,
             dtype=self.dtype_policy,
         )
         self.encoder = Encoder(
@@ -141,4 +145,5 @@ class Transformer(keras.Model):
             "activation": self.activation,
             "attention_impl": self.attention_impl,
             "positions": self.positions,
+            "fused_qkv": self.fused_qkv,
         }

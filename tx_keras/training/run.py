@@ -29,6 +29,7 @@ from tx_keras.training.checkpoint import CHECKPOINT_PATH, Checkpoint, EpochCheck
 from tx_keras.training.hparams import write_hparams
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
+from tx_keras.training.precision import precision_policy
 from tx_keras.training.resume import start_or_resume
 from tx_keras.training.schedule import NoamSchedule
 from tx_keras.training.summary import write_summary
@@ -52,7 +53,10 @@ def compile_model(model: Transformer, trainer: DictConfig) -> NoamSchedule:
         schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9, global_clipnorm=trainer.clip_norm
     )
     model.compile(
-        optimizer=optimizer, loss=MaskedCrossEntropy(trainer.label_smoothing), metrics=[MaskedAccuracy()]
+        optimizer=optimizer,
+        loss=MaskedCrossEntropy(trainer.label_smoothing),
+        metrics=[MaskedAccuracy()],
+        jit_compile=trainer.jit_compile,  # "auto" is Keras' choice: XLA on a GPU, off on a CPU
     )
     return schedule
 
@@ -117,7 +121,8 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         task = build_task(cfg.data)
     except ValueError as error:  # a task the config cannot produce, e.g. more sentences than exist
         raise ConfigError(f"data: {error}") from None
-    model = build_model(cfg, task)
+    with precision_policy(cfg.trainer.precision):  # per run: sweep jobs share the global policy
+        model = build_model(cfg, task)
     compile_model(model, cfg.trainer)
     source, target = task.splits["train"]
     model((source[:1], target[:1, :-1]))  # create the weights now, fresh or resumed alike

@@ -1,0 +1,129 @@
+"""Every speed switch computes what the plain float32 path computes (within tolerance); nothing here times."""
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from tx_keras.config_check import ConfigError, check_config
+from tx_keras.decoding import cached_greedy_decoder, greedy_decoder
+from tx_keras.layers import MultiHeadAttention
+from tx_keras.models import Transformer
+from tx_keras.training.masked_loss import MaskedCrossEntropy
+from tx_keras.training.precision import precision_policy, resolve_precision
+
+RNG = np.random.default_rng(0)
+KEY_MASK = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], bool)
+SIZE = dict(
+    source_vocab_size=20, target_vocab_size=20, max_source_length=6, max_target_length=6,
+    num_encoder_layers=2, num_decoder_layers=2, d_model=16, num_heads=2, dff=32,
+)  # fmt: skip
+
+
+def _ids(rows=3, length=6):
+    ids = RNG.integers(4, 20, (rows, length)).astype("int32")
+    ids[1, 4:] = 0  # padding in one row: masks must agree too
+    return ids
+
+
+INPUTS = (_ids(), _ids())
+
+
+def _pair(**kw):
+    """The same Transformer weights in two models that differ only by `kw`."""
+    plain = Transformer(**SIZE)
+    plain(INPUTS)
+    switched = Transformer(**SIZE, **kw)
+    switched(INPUTS)
+    switched.set_weights(plain.get_weights())
+    return plain, switched
+
+
+@pytest.mark.parametrize("cross", [False, True])
+def test_fused_qkv_attention_equals_separate_projections(cross):
+    query = RNG.normal(size=(2, 5, 8)).astype("float32")
+    value = RNG.normal(size=(2, 5, 8)).astype("float32") if cross else None
+    layers = [MultiHeadAttention(2, 8, fused_qkv=fused) for fused in (False, True)]
+    for layer in layers:
+        layer.build(query.shape, None if value is None else value.shape)
+    layers[1].set_weights([RNG.normal(size=w.shape).astype("float32") for w in layers[1].get_weights()])
+    layers[0].set_weights(layers[1].get_weights())
+    separate, fused = (
+        layer(query, value, key_mask=KEY_MASK, use_causal_mask=not cross, return_attention_scores=True)
+        for layer in layers
+    )
+    for a, b in zip(separate, fused, strict=True):
+        np.testing.assert_allclose(ops.convert_to_numpy(a), ops.convert_to_numpy(b), atol=1e-5)
+    for a, b in zip(layers[0].project_key_value(query), layers[1].project_key_value(query), strict=True):
+        np.testing.assert_allclose(ops.convert_to_numpy(a), ops.convert_to_numpy(b), atol=1e-5)
+
+
+def test_fused_qkv_transformer_keeps_logits_decoding_and_weight_layout():
+    plain, fused = _pair(fused_qkv=True)
+    assert [w.shape for w in plain.weights] == [w.shape for w in fused.weights]  # checkpoints interchange
+    np.testing.assert_allclose(plain(INPUTS).numpy(), fused(INPUTS).numpy(), atol=1e-5)
+    source = INPUTS[0]
+    np.testing.assert_array_equal(
+        cached_greedy_decoder(plain, 6)(source).numpy(), cached_greedy_decoder(fused, 6)(source).numpy()
+    )
+
+
+def test_mixed_bfloat16_model_matches_float32_loosely_and_restores_the_policy():
+    plain = Transformer(**SIZE)
+    plain(INPUTS)
+    with precision_policy("mixed_bfloat16") as resolved:
+        mixed = Transformer(**SIZE)
+    assert resolved == "mixed_bfloat16"
+    assert keras.mixed_precision.global_policy().name == "float32"  # the next sweep job starts clean
+    mixed(INPUTS)
+    mixed.set_weights(plain.get_weights())
+    logits = mixed(INPUTS)
+    assert logits.dtype == "float32"  # the projection to the vocabulary stays float32
+    expected = plain(INPUTS).numpy()
+    np.testing.assert_allclose(logits.numpy(), expected, atol=0.05 * np.abs(expected).max())
+    # the cached decoder runs under mixed precision and agrees with the uncached one
+    np.testing.assert_array_equal(
+        cached_greedy_decoder(mixed, 6)(INPUTS[0]).numpy(), greedy_decoder(mixed, 6)(INPUTS[0]).numpy()
+    )
+
+
+def test_mixed_bfloat16_model_survives_a_keras_file_round_trip(tmp_path):
+    with precision_policy("mixed_bfloat16"):
+        model = Transformer(**SIZE)
+    model(INPUTS)
+    model.save(tmp_path / "model.keras")
+    loaded = keras.saving.load_model(tmp_path / "model.keras")
+    assert loaded.dtype_policy.name == "mixed_bfloat16"
+    np.testing.assert_allclose(loaded(INPUTS).numpy(), model(INPUTS).numpy(), atol=1e-6)
+
+
+def test_auto_precision_is_a_concrete_policy():
+    assert resolve_precision("auto") in ("float32", "mixed_bfloat16", "mixed_float16")
+    assert resolve_precision("float32") == "float32"
+
+
+def test_xla_and_plain_training_steps_give_the_same_loss():
+    labels = np.concatenate([INPUTS[1][:, 1:], np.zeros((3, 1), "int32")], axis=1)
+    losses = []
+    for jit in (False, True):
+        keras.utils.set_random_seed(0)
+        model = Transformer(**SIZE)
+        model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=MaskedCrossEntropy(), jit_compile=jit)
+        losses.append([float(model.train_on_batch(INPUTS, labels)) for _ in range(3)])  # after 2 updates
+    np.testing.assert_allclose(losses[0], losses[1], atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ({"precision": "half"}, "trainer.precision='half' is not allowed"),
+        ({"jit_compile": "maybe"}, "trainer.jit_compile='maybe' is not allowed"),
+    ],
+)
+def test_bad_speed_settings_are_config_errors(override, message):
+    from hydra import compose, initialize_config_module
+
+    with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"trainer.{k}={v}" for k, v in override.items()])
+    with pytest.raises(ConfigError, match=message):
+        check_config(cfg)

@@ -1,0 +1,70 @@
+"""Greedy decoding speed: output tokens per second, uncached vs cached, in Python and as a SavedModel."""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from tx_keras.benchmark import peers
+from tx_keras.benchmark.size import BenchSize
+from tx_keras.data import Vocabulary
+from tx_keras.decoding import cached_greedy_decoder, greedy_decoder
+from tx_keras.export.run_export import ExportSettings, export_model
+from tx_keras.models import Transformer
+
+
+def _median_rate(decode: Callable[[], object], tokens: int, repeats: int) -> float:
+    decode()  # trace and warm up
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        decode()
+        times.append(time.perf_counter() - started)
+    return tokens / statistics.median(times)
+
+
+def decoding_model(size: BenchSize, max_output: int) -> Transformer:
+    """Our model with EOS made unreachable, so every sentence decodes the full `max_output` tokens (an
+    untrained model would otherwise stop at a random step and the timings would measure luck)."""
+    model = peers.ours(size, max_target_length=max_output)
+    bias = model.projection.bias
+    bias.assign(tf.tensor_scatter_nd_update(bias, [[Vocabulary.EOS]], [-1e4]))
+    return model
+
+
+def decoding_rates(model: Transformer, size: BenchSize, outputs: int, repeats: int) -> dict[str, float]:
+    """Tokens/s of the uncached and cached greedy decoders for `outputs` tokens per sentence."""
+    source = tf.constant(
+        np.random.default_rng(0).integers(4, size.vocab, (size.batch, size.length), dtype=np.int32)
+    )
+    tokens = size.batch * outputs
+    uncached, cached = greedy_decoder(model, outputs), cached_greedy_decoder(model, outputs)
+    return {
+        "uncached": _median_rate(lambda: uncached(source).numpy(), tokens, repeats),
+        "cached": _median_rate(lambda: cached(source).numpy(), tokens, repeats),
+    }
+
+
+def saved_model_rate(model: Transformer, size: BenchSize, repeats: int) -> float:
+    """Tokens/s of the exported SavedModel's `translate` (text in, text out, cached greedy decoding)."""
+    words = [f"w{i}" for i in range(size.vocab - len(Vocabulary.SPECIALS))]
+    rng = np.random.default_rng(0)
+    texts = tf.constant([" ".join(rng.choice(words, size.length - 1)) for _ in range(size.batch)])
+    with tempfile.TemporaryDirectory() as folder:
+        vocab_file = Path(folder) / "vocab.txt"
+        Vocabulary(words).to_file(vocab_file)
+        saved = export_model(
+            model, vocab_file, vocab_file, Path(folder) / "export", ExportSettings(beam_width=1)
+        )
+        translate = tf.saved_model.load(str(saved)).signatures["translate"]
+        return _median_rate(
+            lambda: translate(texts=texts)["translation"].numpy(),
+            size.batch * model.max_target_length,
+            repeats,
+        )

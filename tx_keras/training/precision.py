@@ -1,0 +1,43 @@
+"""Mixed precision per run: the Keras dtype policy is global, and sweep jobs share one process."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import keras
+import tensorflow as tf
+
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
+
+
+def cpu_has_bfloat16() -> bool:
+    """AVX-512 BF16 or AMX: the CPU multiplies bfloat16 natively, so mixed_bfloat16 is faster, not slower."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def resolve_precision(precision: str) -> str:
+    """`auto`: mixed_float16 on a GPU, mixed_bfloat16 on a CPU that has bf16 instructions, else float32."""
+    if precision != "auto":
+        return precision
+    if tf.config.list_physical_devices("GPU"):
+        return "mixed_float16"
+    return "mixed_bfloat16" if cpu_has_bfloat16() else "float32"
+
+
+@contextmanager
+def precision_policy(precision: str) -> Iterator[str]:
+    """Models built inside compute in `precision` (resolved); the previous global policy comes back after,
+    so the next job in the same process starts from it."""
+    previous = keras.mixed_precision.global_policy()
+    resolved = resolve_precision(precision)
+    keras.mixed_precision.set_global_policy(resolved)
+    try:
+        yield resolved
+    finally:
+        keras.mixed_precision.set_global_policy(previous)
