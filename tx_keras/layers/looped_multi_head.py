@@ -6,11 +6,12 @@ import keras
 from keras import ops
 
 from tx_keras.layers.attention import SelfAttention, combine_masks, scaled_dot_product_attention
-from tx_keras.layers.multi_head import MultiHeadAttention, check_heads
+from tx_keras.layers.multi_head import MultiHeadAttention
+from tx_keras.layers.multi_head_base import MultiHeadBase
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
-class LoopedMultiHeadAttention(keras.layers.Layer):
+class LoopedMultiHeadAttention(MultiHeadBase):
     """h `SelfAttention` heads, each with its own Wq_i, Wk_i, Wv_i, run one after another.
 
     Same function and call signature as the fused `MultiHeadAttention` (what runs by default), but
@@ -27,14 +28,7 @@ class LoopedMultiHeadAttention(keras.layers.Layer):
         kernel_initializer: str = "glorot_uniform",
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        self.key_dim = check_heads(d_model, num_heads)
-        self.num_heads = num_heads
-        self.d_model = d_model
-        self.dropout = dropout
-        self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
-        self.supports_masking = True  # the output keeps the input's padding positions
+        super().__init__(num_heads, d_model, dropout, use_bias, kernel_initializer, **kwargs)
         self._heads = [
             SelfAttention(
                 self.key_dim,
@@ -118,30 +112,6 @@ class LoopedMultiHeadAttention(keras.layers.Layer):
         if self.use_bias:
             params.append(ops.convert_to_numpy(fused.output_bias))
         self._output.set_weights(params)
-
-    def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
-        return (*query_shape[:-1], self.d_model)
-
-    def compute_output_spec(self, query, value=None, key=None, return_attention_scores=False, **kwargs):
-        """Symbolic calls (functional models) must also see the (B, h, Tq, Tk) weights when asked for."""
-        outputs = keras.KerasTensor((*query.shape[:-1], self.d_model), dtype=self.compute_dtype)
-        if not return_attention_scores:
-            return outputs
-        key_length = (key if key is not None else value if value is not None else query).shape[1]
-        weights = keras.KerasTensor(
-            (query.shape[0], self.num_heads, query.shape[1], key_length), dtype=self.compute_dtype
-        )
-        return outputs, weights
-
-    def get_config(self) -> dict:
-        return {
-            **super().get_config(),
-            "num_heads": self.num_heads,
-            "d_model": self.d_model,
-            "dropout": self.dropout,
-            "use_bias": self.use_bias,
-            "kernel_initializer": self.kernel_initializer,
-        }
 
 
 # The two forms of multi-head attention, by the name the `model.attention_impl` config key uses.

@@ -6,20 +6,11 @@ import keras
 from keras import ops
 
 from tx_keras.layers.attention import combine_masks, scaled_dot_product_attention
-
-
-def check_heads(d_model: int, num_heads: int) -> int:
-    """Per-head size d_k = d_model / h; the heads must split d_model exactly so concat gives d_model back."""
-    if num_heads < 1 or d_model < 1 or d_model % num_heads:
-        raise ValueError(
-            f"d_model={d_model} must be a positive multiple of num_heads={num_heads} "
-            f"(each head gets d_model/num_heads features)"
-        )
-    return d_model // num_heads
+from tx_keras.layers.multi_head_base import MultiHeadBase
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
-class MultiHeadAttention(keras.layers.Layer):
+class MultiHeadAttention(MultiHeadBase):
     """h attention heads computed at once, concatenated, then mixed by one output matrix W_o.
 
     Head i has its own Wq_i, Wk_i, Wv_i: they are the slices `[:, i, :]` of the (d_in, h, d_k)
@@ -56,15 +47,8 @@ class MultiHeadAttention(keras.layers.Layer):
         fused_qkv: bool = False,
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        self.key_dim = check_heads(d_model, num_heads)
-        self.num_heads = num_heads
-        self.d_model = d_model
-        self.dropout = dropout
-        self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
+        super().__init__(num_heads, d_model, dropout, use_bias, kernel_initializer, **kwargs)
         self.fused_qkv = fused_qkv
-        self.supports_masking = True  # the output keeps the input's padding positions
         self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
 
     def _projection(self, name: str, input_dim: int) -> None:
@@ -173,27 +157,5 @@ class MultiHeadAttention(keras.layers.Layer):
         heads, weights = scaled_dot_product_attention(self._project("query", query), keys, values, mask)
         return self._combine(heads), weights
 
-    def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
-        return (*query_shape[:-1], self.d_model)
-
-    def compute_output_spec(self, query, value=None, key=None, return_attention_scores=False, **kwargs):
-        """Symbolic calls (functional models) must also see the (B, h, Tq, Tk) weights when asked for."""
-        outputs = keras.KerasTensor((*query.shape[:-1], self.d_model), dtype=self.compute_dtype)
-        if not return_attention_scores:
-            return outputs
-        key_length = (key if key is not None else value if value is not None else query).shape[1]
-        weights = keras.KerasTensor(
-            (query.shape[0], self.num_heads, query.shape[1], key_length), dtype=self.compute_dtype
-        )
-        return outputs, weights
-
     def get_config(self) -> dict:
-        return {
-            **super().get_config(),
-            "num_heads": self.num_heads,
-            "d_model": self.d_model,
-            "dropout": self.dropout,
-            "use_bias": self.use_bias,
-            "kernel_initializer": self.kernel_initializer,
-            "fused_qkv": self.fused_qkv,
-        }
+        return {**super().get_config(), "fused_qkv": self.fused_qkv}
