@@ -104,16 +104,19 @@ def test_tx_compare_rows_match_the_summaries(smoke_sweep, tmp_path):
         assert (tmp_path / name).stat().st_size > 100
 
 
-def test_joblib_launcher_runs_jobs_in_parallel_processes(tmp_path):
-    result = tx_train(
-        "sweep=smoke",
-        "hydra/launcher=joblib",
-        "hydra.launcher.n_jobs=2",
-        f"hydra.sweep.dir={tmp_path / 'sweep'}",
-        cwd=tmp_path,
-    )
+@pytest.mark.parametrize(
+    ("launcher", "evidence"),
+    [
+        (["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"], "Joblib.Parallel(n_jobs=2"),
+        (["hydra/launcher=ray", "hydra.launcher.ray.init.num_cpus=2"], "Started a local Ray instance"),
+    ],
+    ids=["joblib", "ray"],
+)
+def test_parallel_launchers_run_every_job(tmp_path, launcher, evidence):
+    """joblib: parallel processes on this machine; Ray: tasks on a local instance."""
+    result = tx_train("sweep=smoke", *launcher, f"hydra.sweep.dir={tmp_path / 'sweep'}", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "Joblib.Parallel(n_jobs=2" in result.stdout + result.stderr
+    assert evidence in result.stdout + result.stderr
     assert [s["status"] for s in _summaries(tmp_path / "sweep").values()] == ["completed"] * 2
 
 
@@ -137,19 +140,6 @@ def test_optuna_sweeper_runs_seeded_trials(tmp_path):
     assert len(learning_rates) == 3 and all(0.1 <= lr <= 4.0 for lr in learning_rates)
     best = (tmp_path / "sweep" / "optimization_results.yaml").read_text()
     assert "best_value" in best
-
-
-def test_ray_launcher_on_a_local_instance(tmp_path):
-    result = tx_train(
-        "sweep=smoke",
-        "hydra/launcher=ray",
-        "hydra.launcher.ray.init.num_cpus=2",
-        f"hydra.sweep.dir={tmp_path / 'sweep'}",
-        cwd=tmp_path,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "Started a local Ray instance" in result.stdout + result.stderr
-    assert [s["status"] for s in _summaries(tmp_path / "sweep").values()] == ["completed"] * 2
 
 
 def test_every_ready_sweep_composes_and_the_depth_sweep_builds_matching_stacks():
