@@ -47,6 +47,9 @@ def folders(tmp_path_factory):
     (root / "events").mkdir()
     (root / "events" / "train").mkdir()
     (root / "events" / "train" / "events.out.tfevents.1.host").write_bytes(b"")
+    (root / "empty.tsv").write_text("")
+    (root / "junk.tsv").write_text("no tab here\nnor here\n")
+    (root / "pairs.tsv").write_text("Hello.\tBonjour.\nThanks.\tMerci.\n")
     _run_folder((root / "changed"), _config("model.d_model=64"), checkpoint_epoch=1)
     _run_folder((root / "damaged"), _config(), checkpoint_epoch=1, damaged=True)
     _run_folder((root / "ahead"), _config(), checkpoint_epoch=5)
@@ -75,6 +78,31 @@ CASES = [
         ["data=copy", "data.vocab_size=2", "data.length=3", "data.min_length=3"],
         E + "data: task 'copy' can produce only 8 distinct sources but the splits ask for 320",
     ),
+    (["data=parallel_text"], E + "data.path is required: set it on the command line"),
+    (
+        ["data=parallel_text", "data.path={root}/none.tsv"],
+        E + "data.path={root}/none.tsv: no such file",
+    ),
+    (["data=parallel_text", "data.path={root}/empty.tsv"], E + "data.path={root}/empty.tsv: the file is empty"),
+    (
+        ["data=parallel_text", "data.path={root}/junk.tsv"],
+        E + "{root}/junk.tsv: no valid sentence pairs (2 lines: 2 malformed",
+    ),
+    (
+        ["data=parallel_text", "data.path={root}/pairs.tsv", "data.vocab_size=4"],
+        E + "data.vocab_size=4 leaves no room beside the 4 special tokens",
+    ),
+    (
+        ["data=parallel_text", "data.path={root}/pairs.tsv", "data.sha256=" + "0" * 64],
+        E + "data.path={root}/pairs.tsv: SHA-256 mismatch",
+    ),
+    (
+        ["data=parallel_text", "data.path={root}/pairs.tsv", "data.tokenizer=bytes"],
+        E + "data.tokenizer='bytes' is not allowed; choose one of: wordpiece, characters",
+    ),
+    (["trainer.batching=sorted"], E + "trainer.batching='sorted' is not allowed; choose one of: fixed, bucket"),
+    (["trainer.batch_tokens=512"], E + "trainer.batch_tokens=512 needs trainer.batching=bucket"),
+    (["trainer.objective=test_bleu"], E + "trainer.objective=test_bleu is measured only on real text"),
     (["resume={root}/missing"], E + "resume={root}/missing: {root}/missing does not exist"),
     (["resume={root}/a_file"], E + "resume={root}/a_file: {root}/a_file is not a folder"),
     (
@@ -119,7 +147,8 @@ def test_tx_train_bad_input(folders, tmp_path, monkeypatch, capsys, arguments, m
         arguments.append(f"hydra.run.dir={tmp_path / 'run'}")
     # In this process Hydra must not point logging at pytest's captured streams (closed after the test).
     quiet = ["hydra/job_logging=none", "hydra/hydra_logging=none"]
-    monkeypatch.setattr(sys, "argv", ["tx-train", *TINY, *arguments, *quiet])
+    tiny = [a for a in TINY if not (a.startswith("data.num_train") and "data=parallel_text" in arguments)]
+    monkeypatch.setattr(sys, "argv", ["tx-train", *tiny, *arguments, *quiet])
     with pytest.raises(SystemExit) as exit_info:
         train.main()
     assert exit_info.value.code == 2

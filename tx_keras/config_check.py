@@ -5,14 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from omegaconf import MissingMandatoryValue
+
 from tx_keras.data import TASKS
-from tx_keras.layers import ATTENTION_IMPLEMENTATIONS, NORM_MODES, POSITION_KINDS
+from tx_keras.data.pipeline import BATCHING
+from tx_keras.data.text_format import TOKENIZER_KINDS
+from tx_keras.layers import ATTENTION_IMPLEMENTATIONS, ATTENTION_KINDS, NORM_MODES, POSITION_KINDS
+from tx_keras.training.learning_rate import SCHEDULES
 from tx_keras.training.precision import PRECISIONS
 from tx_keras.user_error import UserError
 
 # The summary metrics a run can return to a sweeper.
 OBJECTIVES = tuple(
-    f"{split}_{metric}" for split in ("validation", "test") for metric in ("exact_match", "accuracy", "loss")
+    f"{split}_{metric}"
+    for split in ("validation", "test")
+    for metric in ("exact_match", "accuracy", "loss", "bleu", "chrf")  # bleu, chrf: real-text tasks only
 )
 
 
@@ -45,17 +52,19 @@ _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] =
     "model.norm": ((str,), _one_of(*NORM_MODES)),
     "model.ffn": ((bool,), None),
     "model.activation": ((str,), _one_of("relu", "gelu", "silu", "tanh")),
+    "model.attention": ((str,), _one_of(*ATTENTION_KINDS)),
     "model.attention_impl": ((str,), _one_of(*ATTENTION_IMPLEMENTATIONS)),
     "model.positions": ((str,), _one_of(*POSITION_KINDS)),
     "model.fused_qkv": ((bool,), None),
     "data.name": ((str,), _one_of(*TASKS)),
-    "data.num_train": ((int,), _at_least(1)),
-    "data.num_validation": ((int,), _at_least(1)),
-    "data.num_test": ((int,), _at_least(1)),
     "trainer.epochs": ((int,), _at_least(1)),
     "trainer.batch_size": ((int,), _at_least(1)),
-    "trainer.warmup_steps": ((int,), _at_least(1)),
+    "trainer.batching": ((str,), _one_of(*BATCHING)),
+    "trainer.batch_tokens": ((int, type(None)), None),
+    "trainer.schedule": ((str,), _one_of(*SCHEDULES)),
+    "trainer.warmup_steps": ((int,), _at_least(0)),  # >= 1 for noam: checked below
     "trainer.lr_scale": ((float, int), _at_least(1e-12)),
+    "trainer.learning_rate": ((float, int), _at_least(1e-12)),
     "trainer.label_smoothing": ((float, int), _fraction),
     "trainer.clip_norm": ((float, int, type(None)), None),
     "trainer.deterministic": ((bool,), None),
@@ -73,9 +82,31 @@ _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] =
 
 # Keys only some tasks have (copy, reverse, sort): checked when present.
 _TASK_RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] = {
-    "data.vocab_size": ((int,), _at_least(1)),  # symbols, besides the 4 special tokens
+    "data.num_train": ((int,), _at_least(1)),  # the sampled tasks; a corpus trains on the rest
+    "data.num_validation": ((int,), _at_least(1)),  # all but the fact tables (lookup, modular_addition)
+    "data.num_test": ((int,), _at_least(1)),
+    "data.vocab_size": ((int,), _at_least(1)),  # symbols (or a corpus's tokens)
+    "data.path": ((str,), None),  # parallel_text: the corpus file or URL
+    "data.sha256": ((str, type(None)), None),
+    "data.cache_dir": ((str, type(None)), None),
+    "data.member": ((str, type(None)), None),
+    "data.source_column": ((int,), _at_least(0)),
+    "data.target_column": ((int,), _at_least(0)),
+    "data.lowercase": ((bool,), None),
+    "data.max_words": ((int, type(None)), None),
+    "data.max_pairs": ((int, type(None)), None),
+    "data.tokenizer": ((str,), _one_of(*TOKENIZER_KINDS)),
+    "data.shared_vocabulary": ((bool,), None),
     "data.length": ((int,), _at_least(1)),
     "data.min_length": ((int,), _at_least(1)),
+    "data.modulus": ((int,), _at_least(2)),  # lookup, modular_addition
+    "data.table_seed": ((int,), _at_least(0)),
+    "data.holdout": ((float, int), _fraction),
+    "data.num_keys": ((int,), _at_least(1)),  # associative_recall
+    "data.num_values": ((int,), _at_least(1)),
+    "data.min_kv_pairs": ((int,), _at_least(1)),
+    "data.max_kv_pairs": ((int,), _at_least(1)),
+    "data.num_queries": ((int,), _at_least(1)),
 }
 
 
@@ -84,7 +115,12 @@ def _lookup(cfg: Mapping, dotted: str) -> tuple[bool, Any]:
     for part in dotted.split("."):
         if not isinstance(node, Mapping) or part not in node:
             return False, None
-        node = node[part]
+        try:
+            node = node[part]
+        except MissingMandatoryValue:  # `???` in a YAML file: a value the user must give
+            raise ConfigError(
+                f"{dotted} is required: set it on the command line, e.g. {dotted}=..."
+            ) from None
     return True, node
 
 
@@ -114,9 +150,30 @@ def check_config(cfg: Mapping) -> None:
             f"model.num_heads={heads} does not divide model.d_model={d_model}; "
             f"choose num_heads in {', '.join(map(str, divisors))}"
         )
+    trainer = cfg["trainer"]
+    if trainer["schedule"] == "noam" and trainer["warmup_steps"] < 1:
+        raise ConfigError(
+            f"trainer.warmup_steps={trainer['warmup_steps']} must be >= 1 with trainer.schedule=noam "
+            "(warm-up 0 needs trainer.schedule=constant)"
+        )
     data = cfg["data"]
     if "min_length" in data and "length" in data and data["min_length"] > data["length"]:
         raise ConfigError(f"data.min_length={data['min_length']} must be <= data.length={data['length']}")
+    if data["name"] == "parallel_text":
+        if data.get("vocab_size", 5) <= 4:
+            raise ConfigError(
+                f"data.vocab_size={data['vocab_size']} leaves no room beside the 4 special tokens "
+                "(<pad>, <sos>, <eos>, <unk>); use at least 5 (thousands for WordPiece)"
+            )
+        for key in ("max_words", "max_pairs"):
+            if data.get(key) is not None and data[key] < 1:
+                raise ConfigError(f"data.{key}={data[key]} must be >= 1 (or null for no limit)")
+    tokens = cfg["trainer"]["batch_tokens"]
+    if tokens is not None and (tokens < 1 or cfg["trainer"]["batching"] != "bucket"):
+        raise ConfigError(f"trainer.batch_tokens={tokens} needs trainer.batching=bucket and a value >= 1")
+    if data["name"] != "parallel_text" and cfg["trainer"]["objective"].endswith(("bleu", "chrf")):
+        objective = cfg["trainer"]["objective"]
+        raise ConfigError(f"trainer.objective={objective} is measured only on real text (data=parallel_text)")
     clip = cfg["trainer"].get("clip_norm")
     if clip is not None and clip <= 0:
         raise ConfigError(f"trainer.clip_norm={clip!r} must be > 0 (or null to turn clipping off)")

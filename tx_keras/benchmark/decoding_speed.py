@@ -15,7 +15,7 @@ from tx_keras.benchmark import peers
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.data import Vocabulary
 from tx_keras.decoding import cached_greedy_decoder, greedy_decoder
-from tx_keras.export.run_export import ExportSettings, export_model
+from tx_keras.export.run_export import SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE, ExportSettings, export_model
 from tx_keras.models import Transformer
 
 
@@ -57,11 +57,9 @@ def saved_model_rate(model: Transformer, size: BenchSize, repeats: int) -> float
     rng = np.random.default_rng(0)
     texts = tf.constant([" ".join(rng.choice(words, size.length - 1)) for _ in range(size.batch)])
     with tempfile.TemporaryDirectory() as folder:
-        vocab_file = Path(folder) / "vocab.txt"
-        Vocabulary(words).to_file(vocab_file)
-        saved = export_model(
-            model, vocab_file, vocab_file, Path(folder) / "export", ExportSettings(beam_width=1)
-        )
+        for name in (SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE):
+            Vocabulary(words).to_file(Path(folder) / name)
+        saved = export_model(model, Path(folder), Path(folder) / "export", ExportSettings(beam_width=1))
         translate = tf.saved_model.load(str(saved)).signatures["translate"]
         return _median_rate(
             lambda: translate(texts=texts)["translation"].numpy(),

@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 
 _UNKNOWN_KEY = re.compile(r"Could not override '([^']+)'")
+_MISSING_VALUE = re.compile(r"Missing mandatory value: ([\w.]+)")
 _AVAILABLE = re.compile(r"Available options in '([^']+)':\s*((?:\n\t\S+)+)")
 
 
@@ -33,6 +34,10 @@ def error_line(message: str, config: Mapping | None = None) -> str:
         return (
             f"{key} is not a config key{_closest(key, keys)} (to add a new key on purpose, write +{key}=...)"
         )
+    missing_value = _MISSING_VALUE.search(message)
+    if missing_value:  # a `???` in a config file, e.g. data.path of data=parallel_text
+        key = missing_value.group(1)
+        return f"{key} is required: set it on the command line, e.g. {key}=..."
     available = _AVAILABLE.search(message)
     if available:
         group, options = available.group(1), available.group(2).split()

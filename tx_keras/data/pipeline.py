@@ -1,7 +1,13 @@
 """tf.data input pipeline for teacher-forced seq2seq training."""
 
+import warnings
+
 import numpy as np
 import tensorflow as tf
+
+from tx_keras.data.length_batches import length_batches, row_lengths
+
+BATCHING = ("fixed", "bucket")
 
 
 def make_dataset(
@@ -12,6 +18,8 @@ def make_dataset(
     seed: int = 0,
     drop_remainder: bool = False,
     epoch: tf.Variable | int = 0,
+    batching: str = "fixed",
+    batch_tokens: int | None = None,
 ) -> tf.data.Dataset:
     """Yield `((source, decoder_input), labels)` int32 batches.
 
@@ -20,6 +28,9 @@ def make_dataset(
     from `(seed, epoch)` alone, read each time an iteration starts: the trainer sets the `epoch` variable
     at every epoch's start (callbacks.EpochVariable), so a run resumed at epoch k sees exactly the order
     an uninterrupted run sees at epoch k (a `reshuffle_each_iteration` shuffle would restart at epoch 0's).
+
+    `batching="bucket"` batches pairs of similar length (`length_batches`, optionally by a token budget)
+    and cuts each batch to its longest source and target, so the shapes vary from batch to batch.
     """
     source = np.asarray(source, dtype=np.int32)
     target = np.asarray(target, dtype=np.int32)
@@ -27,6 +38,10 @@ def make_dataset(
         raise ValueError(f"need 2-D source/target with equal rows, got {source.shape} and {target.shape}")
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size} must be >= 1")
+    if batching not in BATCHING:
+        raise ValueError(f"batching={batching!r}; choose one of: {', '.join(BATCHING)}")
+    if batching == "bucket":
+        return _bucketed(source, target, batch_size, batch_tokens, shuffle, seed, epoch)
     if not shuffle:
         dataset = tf.data.Dataset.from_tensor_slices(((source, target[:, :-1]), target[:, 1:])).cache()
         return dataset.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
@@ -46,3 +61,37 @@ def make_dataset(
         gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
     )
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _bucketed(
+    source: np.ndarray,
+    target: np.ndarray,
+    batch_size: int,
+    batch_tokens: int | None,
+    shuffle: bool,
+    seed: int,
+    epoch: tf.Variable | int,
+) -> tf.data.Dataset:
+    lengths = np.maximum(row_lengths(source), row_lengths(target))
+
+    def plan():
+        """Called each time an iteration starts, so it reads the epoch the trainer has just set."""
+        current = int(tf.convert_to_tensor(epoch))
+        yield from length_batches(lengths, batch_size, batch_tokens, seed if shuffle else None, current)
+
+    encoder, decoder_target = tf.constant(source), tf.constant(target)
+
+    def gather(indices: tf.Tensor):
+        rows_source, rows_target = tf.gather(encoder, indices), tf.gather(decoder_target, indices)
+        source_width = tf.reduce_max(tf.math.count_nonzero(rows_source, axis=1, dtype=tf.int32))
+        target_width = tf.reduce_max(tf.math.count_nonzero(rows_target, axis=1, dtype=tf.int32))
+        rows_source, rows_target = rows_source[:, :source_width], rows_target[:, :target_width]
+        return (rows_source, rows_target[:, :-1]), rows_target[:, 1:]
+
+    indices = tf.data.Dataset.from_generator(plan, output_signature=tf.TensorSpec([None], tf.int64))
+    # Keras warns "input ran out of data" after each epoch of a dataset of unknown length; here that
+    # is the normal end of an epoch (its batch count varies with a token budget), not a problem.
+    warnings.filterwarnings("ignore", message="Your input ran out of data")
+    return indices.map(gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).prefetch(
+        tf.data.AUTOTUNE
+    )

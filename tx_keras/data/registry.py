@@ -3,6 +3,9 @@
 from collections.abc import Callable, Mapping
 from functools import partial
 
+from tx_keras.data.associative_recall import build_associative_recall
+from tx_keras.data.fact_tables import build_fact_table
+from tx_keras.data.parallel_text import build_parallel_text
 from tx_keras.data.symbol_tasks import build_symbol_task
 from tx_keras.data.task import Task
 from tx_keras.data.translation import build_translation
@@ -12,6 +15,10 @@ _BUILDERS: dict[str, Callable[[Mapping], Task]] = {
     "copy": partial(build_symbol_task, "copy"),
     "reverse": partial(build_symbol_task, "reverse"),
     "sort": partial(build_symbol_task, "sort"),
+    "parallel_text": build_parallel_text,
+    "lookup": partial(build_fact_table, "lookup"),
+    "modular_addition": partial(build_fact_table, "modular_addition"),
+    "associative_recall": build_associative_recall,
 }
 TASKS = list(_BUILDERS)
 

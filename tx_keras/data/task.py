@@ -1,10 +1,12 @@
 """A sequence-to-sequence task: two vocabularies and padded id arrays for the three splits."""
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from tx_keras.data.text_format import TextFormat
 from tx_keras.data.vocabulary import Vocabulary
 
 SPLITS = ("train", "validation", "test")
@@ -29,12 +31,19 @@ class Task:
 
     Source rows are `tokens EOS` (the encoder needs no start marker); target rows are `SOS tokens EOS`
     so that shifting by one gives the teacher-forced decoder input and the labels.
+
+    Real-text tasks also carry their `text_format` (how tokens join back into text), the normalised
+    sentence pairs of each split in `pair_texts` (BLEU's references: the text itself, not its tokens,
+    which may hold UNK) and a `report` of how the data was read (skipped lines, lengths).
     """
 
     name: str
     source_vocab: Vocabulary
     target_vocab: Vocabulary
     splits: dict[str, tuple[np.ndarray, np.ndarray]]
+    text_format: TextFormat | None = None
+    pair_texts: dict[str, list[tuple[str, str]]] | None = None
+    report: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if set(self.splits) != set(SPLITS):
@@ -49,17 +58,29 @@ class Task:
         return self.splits["train"][1].shape[1]
 
     def texts(self, split: str) -> list[tuple[str, str]]:
-        """Decode a split back to space-joined (source, target) strings for display."""
+        """A split's (source, target) sentences: the corpus text itself, or the decoded ids joined by
+        spaces for the synthetic tasks."""
+        if self.pair_texts is not None:
+            return list(self.pair_texts[split])
         source, target = self.splits[split]
         return [
             (" ".join(self.source_vocab.decode(s)), " ".join(self.target_vocab.decode(t)))
             for s, t in zip(source, target, strict=True)
         ]
 
+    def detokenize_source(self, ids) -> str:
+        """Readable source text: joined by the TextFormat for real text, by spaces otherwise."""
+        words = self.source_vocab.decode(ids)
+        return self.text_format.join(words) if self.text_format is not None else " ".join(words)
+
     def detokenize_target(self, ids) -> str:
-        """Readable target text: a token ending in an apostrophe (French elision, `l'`) joins the next."""
+        """Readable target text. Real text joins by its TextFormat; the synthetic tasks join words with
+        spaces, except that a word ending in an apostrophe (French elision, `l'`) joins the next."""
+        words = self.target_vocab.decode(ids)
+        if self.text_format is not None:
+            return self.text_format.join(words)
         text = ""
-        for word in self.target_vocab.decode(ids):
+        for word in words:
             text += word if not text or text.endswith("'") else f" {word}"
         return text
 
@@ -98,8 +119,8 @@ class Task:
             chunk = ordered[start : start + sizes[split]]
             start += sizes[split]
             splits[split] = (
-                _pad([[*source_vocab.encode(list(s)), Vocabulary.EOS] for s, _ in chunk], source_length),
-                _pad(
+                pad_rows([[*source_vocab.encode(list(s)), Vocabulary.EOS] for s, _ in chunk], source_length),
+                pad_rows(
                     [[Vocabulary.SOS, *target_vocab.encode(t), Vocabulary.EOS] for _, t in chunk],
                     target_length,
                 ),
@@ -107,7 +128,7 @@ class Task:
         return cls(name, source_vocab, target_vocab, splits)
 
 
-def _pad(rows: list[list[int]], width: int) -> np.ndarray:
+def pad_rows(rows: list[list[int]], width: int) -> np.ndarray:
     array = np.full((len(rows), width), Vocabulary.PAD, dtype=np.int32)
     for i, row in enumerate(rows):
         if len(row) > width:

@@ -16,6 +16,8 @@ import tensorflow as tf
 
 import tx_keras
 from tx_keras.data import Task
+from tx_keras.data.text_format import TextFormat
+from tx_keras.export.text_codec import TextCodec
 from tx_keras.export.translator import ATTENTION_MODES, Translator
 from tx_keras.export.word_codec import WordCodec
 from tx_keras.models import Transformer
@@ -24,6 +26,7 @@ from tx_keras.models import Transformer
 MODEL_FILE = "model.keras"
 SOURCE_VOCAB_FILE = "source_vocab.txt"
 TARGET_VOCAB_FILE = "target_vocab.txt"
+TEXT_FORMAT_FILE = "text_format.json"  # real-text runs only: how the vocabularies tokenize text
 EXPORT_DIR = "export"
 SAVED_MODEL_DIR = "saved_model"
 MANIFEST_FILE = "export.json"
@@ -65,6 +68,8 @@ def save_for_export(run_dir: Path, model: Transformer, task: Task) -> None:
     """The trained model and both vocabularies, so `tx-export` can work from the run folder alone."""
     task.source_vocab.to_file(run_dir / SOURCE_VOCAB_FILE)
     task.target_vocab.to_file(run_dir / TARGET_VOCAB_FILE)
+    if task.text_format is not None:
+        task.text_format.to_file(run_dir / TEXT_FORMAT_FILE)
     model.save(run_dir / MODEL_FILE)
 
 
@@ -95,14 +100,17 @@ def _quiet_saving() -> Iterator[None]:
             logger.setLevel(level)
 
 
-def export_model(
-    model: Transformer,
-    source_vocab_file: Path,
-    target_vocab_file: Path,
-    destination: Path,
-    settings: ExportSettings,
-) -> Path:
-    """Write `destination/{saved_model/, model.keras, export.json}`; returns the SavedModel folder.
+def _codec(run_dir: Path, max_source_length: int) -> WordCodec | TextCodec:
+    """The run's tokenizers: WordPiece/characters when it trained on real text, else words."""
+    vocabularies = run_dir / SOURCE_VOCAB_FILE, run_dir / TARGET_VOCAB_FILE
+    if (run_dir / TEXT_FORMAT_FILE).is_file():
+        return TextCodec(*vocabularies, TextFormat.from_file(run_dir / TEXT_FORMAT_FILE), max_source_length)
+    return WordCodec(*vocabularies, max_source_length)
+
+
+def export_model(model: Transformer, run_dir: Path, destination: Path, settings: ExportSettings) -> Path:
+    """Write `destination/{saved_model/, model.keras, export.json}` with the tokenizers saved in `run_dir`;
+    returns the SavedModel folder.
 
     Built in a temporary sibling folder and renamed into place, so a crash never leaves half an
     export where a server would look for one, and a re-export replaces the old one whole.
@@ -112,7 +120,7 @@ def export_model(
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
     try:
-        codec = WordCodec(source_vocab_file, target_vocab_file, model.max_source_length)
+        codec = _codec(run_dir, model.max_source_length)
         model = _inference_copy(model)
         translator = Translator(
             model, codec, settings.beam_width, settings.length_penalty, settings.attention
@@ -166,9 +174,7 @@ def export_run(run_dir: Path, settings: ExportSettings | None = None) -> Path:
     if settings is None:
         settings = ExportSettings.from_config(summary.get("config", {}).get("export") or {})
     model = keras.saving.load_model(run_dir / MODEL_FILE, compile=False, safe_mode=True)
-    return export_model(
-        model, run_dir / SOURCE_VOCAB_FILE, run_dir / TARGET_VOCAB_FILE, run_dir / EXPORT_DIR, settings
-    )
+    return export_model(model, run_dir, run_dir / EXPORT_DIR, settings)
 
 
 def save_and_export(run_dir: Path, model: Transformer, task: Task, export_cfg: Mapping) -> dict[str, str]:
@@ -179,11 +185,5 @@ def save_and_export(run_dir: Path, model: Transformer, task: Task, export_cfg: M
     save_for_export(run_dir, model, task)
     if not export_cfg.get("enabled", True):
         return {}
-    saved_model = export_model(
-        model,
-        run_dir / SOURCE_VOCAB_FILE,
-        run_dir / TARGET_VOCAB_FILE,
-        run_dir / EXPORT_DIR,
-        ExportSettings.from_config(export_cfg),
-    )
+    saved_model = export_model(model, run_dir, run_dir / EXPORT_DIR, ExportSettings.from_config(export_cfg))
     return {"export": str(saved_model.relative_to(run_dir))}

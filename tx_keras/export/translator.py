@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from tx_keras.beam_search import beam_search_decoder
 from tx_keras.decoding import cached_greedy_decoder
+from tx_keras.export.text_codec import TextCodec
 from tx_keras.export.word_codec import WordCodec
 from tx_keras.models import Transformer
 
@@ -37,7 +38,7 @@ class Translator(tf.Module):
     def __init__(
         self,
         model: Transformer,
-        codec: WordCodec,
+        codec: WordCodec | TextCodec,
         beam_width: int = 1,
         length_penalty: float = 0.6,
         attention: str = "mean",

@@ -1,6 +1,7 @@
 """The lecture's building blocks as serializable Keras layers."""
 
 from tx_keras.layers.add_norm import NORM_MODES, AddNorm
+from tx_keras.layers.aligned_attention import ATTENTION_KINDS, AlignedAttention
 from tx_keras.layers.attention import SelfAttention, scaled_dot_product_attention
 from tx_keras.layers.embedding import POSITION_KINDS, TokenAndPositionEmbedding
 from tx_keras.layers.feed_forward import FeedForward
@@ -9,9 +10,11 @@ from tx_keras.layers.multi_head import MultiHeadAttention
 
 __all__ = [
     "ATTENTION_IMPLEMENTATIONS",
+    "ATTENTION_KINDS",
     "NORM_MODES",
     "POSITION_KINDS",
     "AddNorm",
+    "AlignedAttention",
     "FeedForward",
     "LoopedMultiHeadAttention",
     "MultiHeadAttention",

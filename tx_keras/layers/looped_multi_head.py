@@ -88,9 +88,10 @@ class LoopedMultiHeadAttention(MultiHeadBase):
         values = ops.stack([head._value(value) for head in self._heads], axis=1)
         return keys, values
 
-    def attend(self, query, keys, values, key_mask=None):
+    def attend(self, query, keys, values, key_mask=None, query_position=0):
         """Inference-time attention of `query` (B, Tq, d) over already projected `keys`/`values`
-        (B, h, Tk, d_k), head by head. Returns (outputs (B, Tq, d), weights (B, h, Tq, Tk))."""
+        (B, h, Tk, d_k), head by head; `query_position` is unused, as in the fused form.
+        Returns (outputs (B, Tq, d), weights (B, h, Tq, Tk))."""
         mask = None if key_mask is None else combine_masks(1, 1, key_mask=key_mask)
         heads, weights = [], []
         for i, head in enumerate(self._heads):

@@ -147,9 +147,10 @@ class MultiHeadAttention(MultiHeadBase):
             return tuple(self._project_fused(value, ("key", "value")))
         return self._project("key", value), self._project("value", value)
 
-    def attend(self, query, keys, values, key_mask=None):
+    def attend(self, query, keys, values, key_mask=None, query_position=0):
         """Inference-time attention of `query` (B, Tq, d) over already projected `keys`/`values`
-        (B, h, Tk, d_k); `key_mask` (B, Tk) hides keys.
+        (B, h, Tk, d_k); `key_mask` (B, Tk) hides keys. `query_position` (where the queries sit) is part of
+        the shared interface for `AlignedAttention`; attention by content does not depend on it.
 
         Returns (outputs (B, Tq, d), weights (B, h, Tq, Tk)).
         """

@@ -70,10 +70,15 @@ class DecoderBlock(EncoderBlock):
         new_keys, new_values = self._self_attention.project_key_value(queries)
         slot = ops.reshape(ops.one_hot(position, ops.shape(keys)[2], dtype=keys.dtype), (1, 1, -1, 1))
         keys, values = keys + slot * new_keys, values + slot * new_values  # the slot was zero
-        attended, _ = self._self_attention.attend(queries, keys, values, key_mask=target_mask)
+        attended, _ = self._self_attention.attend(
+            queries, keys, values, key_mask=target_mask, query_position=position
+        )
         outputs = self._self_add_norm(inputs, attended, training=False)
         attended, cross_weights = self._cross_attention.attend(
-            self._cross_add_norm.sublayer_input(outputs), *cross_key_values, key_mask=source_mask
+            self._cross_add_norm.sublayer_input(outputs),
+            *cross_key_values,
+            key_mask=source_mask,
+            query_position=position,
         )
         outputs = self._cross_add_norm(outputs, attended, training=False)
         return self._feed_forward(outputs, False), (keys, values), cross_weights

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keras
 
-from tx_keras.layers import ATTENTION_IMPLEMENTATIONS, AddNorm, FeedForward
+from tx_keras.layers import ATTENTION_IMPLEMENTATIONS, ATTENTION_KINDS, AddNorm, AlignedAttention, FeedForward
 from tx_keras.models.stack import Stack
 
 
@@ -12,7 +12,8 @@ from tx_keras.models.stack import Stack
 class EncoderBlock(keras.layers.Layer):
     """Self-attention then FFN, each inside an `AddNorm` (residual on/off, norm post/pre/none).
 
-    With `ffn=False` the block is attention only: the lecture's "only linear weighting" ablation.
+    With `ffn=False` the block is attention only: the lecture's "only linear weighting" ablation. With
+    `attention="none"` every position reads only itself (`AlignedAttention`): no context, FFN kept.
     Masking: `padding_mask` (B, T), True for real tokens, hides padded keys from every query.
     `DecoderBlock` extends this class with causal masking and cross-attention.
     """
@@ -29,9 +30,14 @@ class EncoderBlock(keras.layers.Layer):
         activation: str = "relu",
         attention_impl: str = "fused",
         fused_qkv: bool = False,
+        attention: str = "full",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if attention not in ATTENTION_KINDS:
+            raise ValueError(
+                f"attention={attention!r} is unknown; choose one of: {', '.join(ATTENTION_KINDS)}"
+            )
         if attention_impl not in ATTENTION_IMPLEMENTATIONS:
             raise ValueError(
                 f"attention_impl={attention_impl!r} is unknown; "
@@ -39,7 +45,7 @@ class EncoderBlock(keras.layers.Layer):
             )
         self.d_model, self.num_heads, self.dff, self.dropout = d_model, num_heads, dff, dropout
         self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
-        self.attention_impl, self.fused_qkv = attention_impl, fused_qkv
+        self.attention_impl, self.fused_qkv, self.attention = attention_impl, fused_qkv, attention
         self.supports_masking = True  # the output keeps the input's padding positions
         self._self_attention = self._attention("self_attention")
         self._self_add_norm = self._add_norm("self_attention")
@@ -51,6 +57,10 @@ class EncoderBlock(keras.layers.Layer):
         self._ffn_add_norm = self._add_norm("ffn") if ffn else None
 
     def _attention(self, name: str) -> keras.layers.Layer:
+        if self.attention == "none":
+            return AlignedAttention(
+                self.num_heads, self.d_model, dropout=self.dropout, name=name, dtype=self.dtype_policy
+            )
         fused = {"fused_qkv": self.fused_qkv} if self.attention_impl == "fused" else {}
         return ATTENTION_IMPLEMENTATIONS[self.attention_impl](
             self.num_heads, self.d_model, dropout=self.dropout, name=name, dtype=self.dtype_policy, **fused
@@ -114,6 +124,7 @@ class EncoderBlock(keras.layers.Layer):
             "activation": self.activation,
             "attention_impl": self.attention_impl,
             "fused_qkv": self.fused_qkv,
+            "attention": self.attention,
         }
 
 

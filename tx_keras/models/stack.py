@@ -32,6 +32,7 @@ class Stack(keras.layers.Layer):
         attention_impl: str = "fused",
         positions: str = "sinusoidal",
         fused_qkv: bool = False,
+        attention: str = "full",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -41,6 +42,7 @@ class Stack(keras.layers.Layer):
         self.d_model, self.num_heads, self.dff, self.dropout = d_model, num_heads, dff, dropout
         self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
         self.attention_impl, self.positions, self.fused_qkv = attention_impl, positions, fused_qkv
+        self.attention = attention
         policy = self.dtype_policy
         self._embedding = TokenAndPositionEmbedding(
             vocab_size, d_model, max_length, positions, name="embedding", dtype=policy
@@ -58,6 +60,7 @@ class Stack(keras.layers.Layer):
                 activation,
                 attention_impl,
                 fused_qkv=fused_qkv,
+                attention=attention,
                 name=f"block_{i + 1}",
                 dtype=policy,
             )
@@ -112,4 +115,5 @@ class Stack(keras.layers.Layer):
             "attention_impl": self.attention_impl,
             "positions": self.positions,
             "fused_qkv": self.fused_qkv,
+            "attention": self.attention,
         }

@@ -28,6 +28,8 @@ class Transformer(keras.Model):
         positions: "sinusoidal", "learned" or "none".
         fused_qkv: one matmul for the q/k/v projections of self-attention (k/v of cross-attention); same
             weights and outputs as separate ones, faster (fused attention only).
+        attention: "full" (attention by content) or "none" (each position reads only its aligned position,
+            `AlignedAttention`: the "attention gives context" control).
     """
 
     def __init__(
@@ -49,6 +51,7 @@ class Transformer(keras.Model):
         attention_impl: str = "fused",
         positions: str = "sinusoidal",
         fused_qkv: bool = False,
+        attention: str = "full",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -58,6 +61,7 @@ class Transformer(keras.Model):
         self.d_model, self.num_heads, self.dff, self.dropout = d_model, num_heads, dff, dropout
         self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
         self.attention_impl, self.positions, self.fused_qkv = attention_impl, positions, fused_qkv
+        self.attention = attention
         shared = dict(
             d_model=d_model,
             num_heads=num_heads,
@@ -70,6 +74,7 @@ class Transformer(keras.Model):
             attention_impl=attention_impl,
             positions=positions,
             fused_qkv=fused_qkv,
+            attention=attention,
             dtype=self.dtype_policy,
         )
         self.encoder = Encoder(
@@ -146,4 +151,5 @@ class Transformer(keras.Model):
             "attention_impl": self.attention_impl,
             "positions": self.positions,
             "fused_qkv": self.fused_qkv,
+            "attention": self.attention,
         }

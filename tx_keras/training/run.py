@@ -16,9 +16,12 @@ import tensorflow as tf
 from omegaconf import DictConfig, OmegaConf
 
 import tx_keras
+from tx_keras.beam_search import beam_search_decoder
 from tx_keras.config_check import ConfigError, check_config
 from tx_keras.data import Task, build_task, make_dataset
+from tx_keras.data.length_batches import length_batches, padding_fraction, row_lengths
 from tx_keras.decoding import cached_greedy_decoder, decode_in_batches, exact_match
+from tx_keras.evaluation import corpus_scores
 from tx_keras.export.run_export import save_and_export
 from tx_keras.models import Transformer
 from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
@@ -27,12 +30,13 @@ from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
 from tx_keras.training.checkpoint import CHECKPOINT_PATH, Checkpoint, EpochCheckpoint, restore
 from tx_keras.training.hparams import write_hparams
+from tx_keras.training.learning_rate import build_schedule
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
 from tx_keras.training.precision import precision_policy
 from tx_keras.training.resume import start_or_resume
-from tx_keras.training.schedule import NoamSchedule
 from tx_keras.training.summary import write_summary
+from tx_keras.user_error import UserError
 
 
 def build_model(cfg: DictConfig, task: Task) -> Transformer:
@@ -46,9 +50,10 @@ def build_model(cfg: DictConfig, task: Task) -> Transformer:
     )
 
 
-def compile_model(model: Transformer, trainer: DictConfig) -> NoamSchedule:
-    """Adam(0.9, 0.98, 1e-9) on the Noam schedule, masked loss and accuracy, optional clipping."""
-    schedule = NoamSchedule(model.d_model, trainer.warmup_steps, trainer.lr_scale)
+def compile_model(model: Transformer, trainer: DictConfig) -> keras.optimizers.schedules.LearningRateSchedule:
+    """Adam(0.9, 0.98, 1e-9) on `trainer.schedule` (Noam or constant), masked loss and accuracy, optional
+    clipping."""
+    schedule = build_schedule(trainer, model.d_model)
     optimizer = keras.optimizers.Adam(
         schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9, global_clipnorm=trainer.clip_norm
     )
@@ -61,17 +66,43 @@ def compile_model(model: Transformer, trainer: DictConfig) -> NoamSchedule:
     return schedule
 
 
-def _evaluate(model: Transformer, task: Task, decode, batch_size: int) -> dict[str, float]:
-    """Teacher-forced loss/accuracy and greedy-decoding exact-match on validation and test."""
+def _evaluate(model: Transformer, task: Task, decoders: dict, trainer: DictConfig) -> dict[str, float]:
+    """Teacher-forced loss/accuracy and greedy-decoding exact-match on validation and test; for real
+    text also corpus BLEU and chrF of the detokenized output (greedy, and on test each other decoder,
+    e.g. `test_bleu_beam`)."""
     metrics: dict[str, float] = {}
     for split in ("validation", "test"):
         source, target = task.splits[split]
-        loss, accuracy = model.evaluate(make_dataset(source, target, batch_size, shuffle=False), verbose=0)
-        predicted = decode_in_batches(decode, source)
+        loss, accuracy = model.evaluate(_dataset(source, target, trainer, shuffle=False), verbose=0)
         metrics[f"{split}_loss"] = float(loss)
         metrics[f"{split}_accuracy"] = float(accuracy)
-        metrics[f"{split}_exact_match"] = exact_match(predicted, target, task.target_vocab)
+        for name, decode in decoders.items():
+            if name != "greedy" and split != "test":
+                continue
+            predicted = decode_in_batches(decode, source)
+            if name == "greedy":
+                metrics[f"{split}_exact_match"] = exact_match(predicted, target, task.target_vocab)
+            if task.text_format is None:
+                continue
+            hypotheses = [task.detokenize_target(row) for row in predicted]
+            references = [reference for _, reference in task.texts(split)]
+            suffix = "" if name == "greedy" else f"_{name}"
+            for score, value in corpus_scores(hypotheses, references).items():
+                metrics[f"{split}_{score}{suffix}"] = value
     return metrics
+
+
+def _dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs) -> tf.data.Dataset:
+    """make_dataset with the trainer's batch size and batching."""
+    return make_dataset(
+        source,
+        target,
+        trainer.batch_size,
+        shuffle=shuffle,
+        batching=trainer.batching,
+        batch_tokens=trainer.batch_tokens,
+        **kwargs,
+    )
 
 
 def _metric_tag(name: str) -> str:
@@ -111,6 +142,16 @@ def _dashboard(
     return callbacks
 
 
+def _padding(task: Task, cfg: DictConfig) -> float:
+    """The share of padding in the training batches of the first epoch, as batched by this config."""
+    source, target = task.splits["train"]
+    if cfg.trainer.batching == "fixed":
+        return round(padding_fraction(source, target, None), 4)
+    lengths = np.maximum(row_lengths(source), row_lengths(target))
+    batches = length_batches(lengths, cfg.trainer.batch_size, cfg.trainer.batch_tokens, cfg.seed, 0)
+    return round(padding_fraction(source, target, batches), 4)
+
+
 def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint | None) -> dict[str, Any]:
     """The run proper, from scratch or from `checkpoint`; returns the summary fields it knows (status,
     metrics, size, epochs)."""
@@ -119,6 +160,8 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         tf.config.experimental.enable_op_determinism()  # same config -> bit-identical losses and weights
     try:
         task = build_task(cfg.data)
+    except UserError:  # already one line naming the key, e.g. a corpus file that does not exist
+        raise
     except ValueError as error:  # a task the config cannot produce, e.g. more sentences than exist
         raise ConfigError(f"data: {error}") from None
     with precision_policy(cfg.trainer.precision):  # per run: sweep jobs share the global policy
@@ -131,8 +174,8 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         restore(model, checkpoint, run_dir / CHECKPOINT_PATH)
     decode = cached_greedy_decoder(model, task.target_length - 1)  # == greedy_decoder, faster (tests)
     epoch = tf.Variable(initial_epoch, dtype=tf.int64, trainable=False)  # picks each epoch's data order
-    train = make_dataset(source, target, cfg.trainer.batch_size, shuffle=True, seed=cfg.seed, epoch=epoch)
-    validation = make_dataset(*task.splits["validation"], cfg.trainer.batch_size, shuffle=False)
+    train = _dataset(source, target, cfg.trainer, shuffle=True, seed=cfg.seed, epoch=epoch)
+    validation = _dataset(*task.splits["validation"], cfg.trainer, shuffle=False)
     callbacks: list[keras.callbacks.Callback] = [keras.callbacks.TerminateOnNaN(), EpochVariable(epoch)]
     if cfg.logging.tensorboard:
         callbacks += _dashboard(cfg, run_dir, task, decode, initial_epoch)
@@ -153,7 +196,12 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
     epochs = initial_epoch + len(trained)
     last = {key: values[-1] for key, values in history.history.items()} if trained else checkpoint.logs
     metrics = {"train_loss": float(last["loss"]), "train_accuracy": float(last["accuracy"])}
-    fields: dict[str, Any] = {"task": task.name, "parameters": int(model.count_params()), "epochs": epochs}
+    fields: dict[str, Any] = {
+        "task": task.name,
+        "parameters": int(model.count_params()),
+        "epochs": epochs,
+        "data": {**task.report, "padding_fraction": _padding(task, cfg)},
+    }
     if not np.isfinite(metrics["train_loss"]):
         return {
             **fields,
@@ -161,7 +209,12 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
             "reason": f"loss became {metrics['train_loss']} in epoch {epochs}",
             "metrics": metrics,
         }
-    metrics.update(_evaluate(model, task, decode, cfg.trainer.batch_size))
+    decoders = {"greedy": decode}
+    if task.text_format is not None and cfg.export.beam_width > 1:  # the decoder the export serves
+        decoders["beam"] = beam_search_decoder(
+            model, task.target_length - 1, cfg.export.beam_width, cfg.export.length_penalty
+        )
+    metrics.update(_evaluate(model, task, decoders, cfg.trainer))
     fields.update(save_and_export(run_dir, model, task, cfg.export))
     return {**fields, "status": "completed", "metrics": metrics}
 

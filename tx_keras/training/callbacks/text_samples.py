@@ -33,7 +33,7 @@ class TextSamples(SummaryCallback):
         outputs = self.decode(tf.constant(self.probes.source, tf.int32)).numpy()
         rows = ["| source | reference | model output |", "|---|---|---|"]
         for i, output in enumerate(outputs):
-            source = " ".join(self.task.source_vocab.decode(self.probes.source[i]))
+            source = self.task.detokenize_source(self.probes.source[i])
             translation = self.task.detokenize_target(output)
             rows.append(f"| {_cell(source)} | {_cell(self.probes.references[i])} | {_cell(translation)} |")
         with self.writing():

@@ -1,0 +1,200 @@
+"""data=parallel_text end to end on a small TSV the test writes: bad lines counted, split by source,
+a tiny run with BLEU/chrF in summary.json, and an export that serves text with tensorflow-text."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import tx_train
+from tx_keras.data import build_task
+
+SUBJECTS = [("I", "Je", "suis"), ("You", "Tu", "es"), ("He", "Il", "est"), ("She", "Elle", "est")]
+STATES = [("tired", "fatigué"), ("happy", "heureux"), ("here", "là"), ("late", "en retard"), ("ready", "prêt")]
+PLACES = [("in Paris", "à Paris"), ("at home", "à la maison"), ("in Africa", "en Afrique"), ("", "")]
+
+
+def _pairs() -> list[tuple[str, str]]:
+    pairs = []
+    for (english, french, verb) in SUBJECTS:
+        be = {"I": "am", "You": "are"}.get(english, "is")
+        for state, etat in STATES:
+            for place, lieu in PLACES:
+                end = f" {place}" if place else ""
+                fin = f" {lieu}" if lieu else ""
+                pairs.append((f"{english} {be} {state}{end}.", f"{french} {verb} {etat}{fin}."))
+                pairs.append((f"{english} {be} {state}{end}!", f"{french} {verb} {etat}{fin}\u202f!"))
+    # A second translation of some sources: the split must keep them together.
+    pairs += [("I am here.", "Me voici."), ("She is late.", "Elle a du retard.")]
+    return pairs
+
+
+BAD_LINES = [b"no tab on this line", b"\tempty source", b"empty target\t", b"bad \xff bytes\tmauvais"]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("corpus") / "eng-fra.txt"
+    lines = [f"{en}\t{fr}\tCC-BY 2.0 (France) Attribution: tatoeba.org".encode() for en, fr in _pairs()]
+    lines[10:10] = BAD_LINES
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def _config(corpus: Path, **overrides) -> dict:
+    return {
+        "name": "parallel_text",
+        "path": str(corpus),
+        "seed": 0,
+        "num_validation": 12,
+        "num_test": 20,
+        "vocab_size": 200,
+        "max_words": 40,
+        "tokenizer": "wordpiece",
+        "cache_dir": str(corpus.parent / "cache"),
+        **overrides,
+    }
+
+
+def test_the_split_never_shares_a_source_and_is_reproducible(corpus):
+    task = build_task(_config(corpus))
+    sources = {split: {source for source, _ in task.texts(split)} for split in ("train", "validation", "test")}
+    assert not sources["train"] & sources["test"] and not sources["train"] & sources["validation"]
+    assert not sources["validation"] & sources["test"]
+    assert len(task.texts("test")) == 20 and len(task.texts("validation")) == 12
+    again = build_task(_config(corpus))
+    for split, (source, target) in task.splits.items():
+        assert (again.splits[split][0] == source).all() and (again.splits[split][1] == target).all()
+    other = build_task(_config(corpus, seed=1))
+    assert other.texts("test") != task.texts("test")
+    assert task.report["lines"] == {
+        "lines": len(_pairs()) + 4, "kept": len(_pairs()), "blank": 0, "malformed": 1,
+        "invalid_utf8": 1, "empty": 2, "overlong": 0,
+    }  # fmt: skip
+
+
+def test_references_keep_the_normalised_text_and_targets_detokenize_to_it(corpus):
+    task = build_task(_config(corpus, vocab_size=400))
+    source, target = task.splits["train"]
+    texts = task.texts("train")
+    assert any(reference.endswith(" !") for _, reference in texts)  # U+202F became a plain space
+    assert [task.detokenize_target(row) for row in target] == [reference for _, reference in texts]
+    assert [task.detokenize_source(row) for row in source] == [text for text, _ in texts]
+
+
+def test_characters_and_a_shared_vocabulary(corpus):
+    task = build_task(_config(corpus, tokenizer="characters", shared_vocabulary=True, vocab_size=60))
+    assert task.source_vocab is task.target_vocab and len(task.source_vocab) <= 60
+    _, target = task.splits["validation"]
+    assert [task.detokenize_target(row) for row in target] == [t for _, t in task.texts("validation")]
+
+
+@pytest.fixture(scope="module")
+def text_run(corpus, tmp_path_factory):
+    root = tmp_path_factory.mktemp("text_run")
+    run_dir = root / "run"
+    result = tx_train(
+        "data=parallel_text",
+        f"data.path={corpus}",
+        f"data.cache_dir={root / 'cache'}",
+        "data.num_validation=12",
+        "data.num_test=20",
+        "data.vocab_size=200",
+        "model=tiny",
+        "trainer.epochs=2",
+        "trainer.batching=bucket",
+        "trainer.batch_tokens=256",
+        "logging.verbose=0",
+        "export.beam_width=2",
+        f"hydra.run.dir={run_dir}",
+        cwd=root,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return run_dir, json.loads((run_dir / "summary.json").read_text())
+
+
+def test_a_tiny_run_writes_bleu_and_chrf(text_run):
+    run_dir, summary = text_run
+    assert summary["status"] == "completed"
+    for name in ("test_bleu", "test_chrf", "test_bleu_beam", "test_chrf_beam", "validation_bleu"):
+        assert 0.0 <= summary["metrics"][name] <= 100.0, name
+    data = summary["data"]
+    assert data["pairs"]["test"] == 20 and data["lines"]["malformed"] == 1
+    assert 0.0 <= data["padding_fraction"] < 0.5
+    assert (run_dir / "text_format.json").is_file()
+
+
+CLIENT = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # registers the tokenizer ops
+model = tf.saved_model.load(sys.argv[1])
+texts = tf.constant(["I am tired.", "She is happy in Paris!", "", "\\u00e9\\u202f?"])
+out = model.signatures["translate"](texts=texts)["translation"]
+tokens = model.signatures["translate_with_attention"](texts=texts[:1])["source_tokens"]
+print(json.dumps({"translations": [t.decode() for t in out.numpy()],
+                  "source_tokens": [t.decode() for t in tokens.numpy()[0]]}))
+"""
+
+
+def test_the_export_serves_text_in_a_fresh_process(text_run, tmp_path):
+    run_dir, summary = text_run
+    manifest = json.loads((run_dir / "export/export.json").read_text())
+    assert manifest["requires_tensorflow_text"] is True
+    result = subprocess.run(
+        [sys.executable, "-c", CLIENT, str(run_dir / summary["export"])],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    answer = json.loads(result.stdout.strip().splitlines()[-1])
+    assert len(answer["translations"]) == 4 and all(isinstance(t, str) for t in answer["translations"])
+    assert answer["source_tokens"][-1] == "<eos>" or "<eos>" in answer["source_tokens"]
+
+
+def test_tx_translate_reads_a_text_run(text_run, tmp_path):
+    run_dir, _ = text_run
+    script = str(Path(sys.executable).parent / "tx-translate")
+    result = subprocess.run(
+        [script, str(run_dir), "I am tired."], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip()
+
+
+def test_saved_model_cli_shows_the_signatures(text_run, tmp_path):
+    """TensorFlow's own saved_model_cli, in a process that has loaded tensorflow-text's ops."""
+    run_dir, summary = text_run
+    cli = "import sys, tensorflow_text; from tensorflow.python.tools import saved_model_cli; saved_model_cli.main()"
+    shown = subprocess.run(
+        [sys.executable, "-c", cli, "show", "--dir", str(run_dir / summary["export"]), "--all"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert "signature_def['translate']" in shown.stdout
+
+
+def test_missing_and_empty_corpus_files_fail_in_one_line(tmp_path):
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("")
+    junk = tmp_path / "junk.tsv"
+    junk.write_text("no tabs\nat all\n")
+    for path, message in (
+        (tmp_path / "missing.tsv", "no such file"),
+        (empty, "is empty"),
+        (junk, "no valid sentence pairs"),
+    ):
+        result = tx_train("data=parallel_text", f"data.path={path}", "model=tiny", cwd=tmp_path)
+        assert result.returncode == 2, result.stderr[-1500:]
+        lines = [line for line in result.stderr.splitlines() if line.startswith("tx-train: error:")]
+        assert len(lines) == 1 and message in lines[0], result.stderr[-1500:]
+        assert "Traceback" not in result.stderr
+
+
+def test_data_path_is_required(tmp_path):
+    result = tx_train("data=parallel_text", "model=tiny", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "tx-train: error: data.path is required" in result.stderr
+    assert not np.any(["Traceback" in line for line in result.stderr.splitlines()])

@@ -1,0 +1,107 @@
+"""The real-text tokenizers: reversible on normalised text, identical after a save/reload, and the
+in-graph normalisation equal to the Python one."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tx_keras.data import Vocabulary
+from tx_keras.data.text_format import TextFormat
+from tx_keras.data.text_normalization import normalize_text
+from tx_keras.data.text_tokenizer import TextTokenizer
+from tx_keras.data.vocabulary_learning import learn_vocabulary
+
+TEXTS = [
+    "Jane visite l'Afrique en septembre.",
+    "Salut\u202f! Comment ça va\u00a0?",
+    "C'est un pop-up, n'est-ce pas ?",
+    "Il a 3 chats et 12 chiens.",
+    "L'homme\u200b qui   rit.",
+    "Où est-il ? « Là-bas » : au café ; vite !",
+] * 5
+NORMALISED = [normalize_text(text) for text in TEXTS]
+
+
+def _strings(tensor) -> list[str]:
+    return [value.decode("utf-8") for value in tensor.numpy()]
+
+
+def _ids(tokenizer: TextTokenizer, texts: list[str]) -> np.ndarray:
+    """Rows as training stores them: SOS, ids, EOS, padding."""
+    rows = tokenizer.tokenize(tf.constant(texts)).to_list()
+    width = max(map(len, rows)) + 3
+    return np.array([[Vocabulary.SOS, *row, Vocabulary.EOS] + [0] * (width - len(row) - 2) for row in rows])
+
+
+@pytest.mark.parametrize("kind", ["wordpiece", "characters"])
+def test_round_trip_restores_the_normalised_text(kind):
+    text_format = TextFormat(kind)
+    tokenizer = TextTokenizer(learn_vocabulary(NORMALISED, text_format, 400), text_format)
+    ids = _ids(tokenizer, TEXTS)
+    assert _strings(tokenizer.detokenize(ids)) == NORMALISED  # in the graph
+    vocabulary = tokenizer_vocabulary(tokenizer)
+    assert [text_format.join(vocabulary.decode(row)) for row in ids] == NORMALISED  # in Python
+
+
+def tokenizer_vocabulary(tokenizer: TextTokenizer) -> Vocabulary:
+    tokens = _strings(tokenizer._tokens)
+    return Vocabulary(tokens[len(Vocabulary.SPECIALS) :])
+
+
+def test_wordpiece_keeps_punctuation_inside_words_and_splits_subwords():
+    text_format = TextFormat("wordpiece")
+    vocabulary = learn_vocabulary(NORMALISED, text_format, 400)
+    tokenizer = TextTokenizer(vocabulary, text_format)
+    pieces = vocabulary.decode(tokenizer.tokenize(tf.constant(["l'Afrique."])).to_list()[0])
+    assert pieces[0] != "l" or pieces[1].startswith("##")  # never a free-standing "'" token
+    assert all(piece.startswith("##") for piece in pieces[1:])  # one word: the rest are continuations
+    assert text_format.join(pieces) == "l'Afrique."
+
+
+def test_in_graph_normalisation_equals_python():
+    odd = ["  Salut\u202f!\tça\u00a0va\u2009?  ", "a\u200bb\ufeffc", "x\u2028y\x85z", "ＡＢＣ ﬁ"]
+    tokenizer = TextTokenizer(Vocabulary(["a"]), TextFormat("characters"))
+    assert _strings(tokenizer.normalize(tf.constant(odd))) == [normalize_text(text) for text in odd]
+    lower = TextTokenizer(Vocabulary(["a"]), TextFormat("characters", lowercase=True))
+    assert _strings(lower.normalize(tf.constant(["Élan VITAL"]))) == ["élan vital"]
+
+
+def test_typed_special_tokens_and_unknown_characters_become_unk():
+    text_format = TextFormat("wordpiece")
+    tokenizer = TextTokenizer(learn_vocabulary(NORMALISED, text_format, 400), text_format)
+    ids = tokenizer.tokenize(tf.constant(["<eos> <pad> 漢字"])).to_list()[0]
+    assert ids == [Vocabulary.UNK] * 3
+
+
+def test_invalid_utf8_is_replaced_not_fatal():
+    tokenizer = TextTokenizer(Vocabulary(list("abc")), TextFormat("characters"))
+    ids = tokenizer.tokenize(tf.constant([b"ab\xffc"])).to_list()[0]
+    assert ids[:2] == [4, 5] and ids[-1] == 6 and Vocabulary.UNK in ids
+
+
+def test_vocabulary_saved_and_reloaded_tokenizes_identically(tmp_path):
+    text_format = TextFormat("wordpiece")
+    vocabulary = learn_vocabulary(NORMALISED, text_format, 300)
+    vocabulary.to_file(tmp_path / "vocab.txt")
+    text_format.to_file(tmp_path / "format.json")
+    reloaded = Vocabulary.from_file(tmp_path / "vocab.txt")
+    assert reloaded.tokens == vocabulary.tokens
+    assert TextFormat.from_file(tmp_path / "format.json") == text_format
+    before = TextTokenizer(vocabulary, text_format).tokenize(tf.constant(TEXTS)).to_list()
+    after = TextTokenizer(reloaded, text_format).tokenize(tf.constant(TEXTS)).to_list()
+    assert before == after
+
+
+def test_learning_is_deterministic_and_respects_the_size():
+    for kind, size in (("wordpiece", 120), ("characters", 20)):
+        text_format = TextFormat(kind)
+        first = learn_vocabulary(NORMALISED, text_format, size)
+        assert first.tokens == learn_vocabulary(NORMALISED, text_format, size).tokens
+        assert len(first) <= size and first.tokens[:4] == list(Vocabulary.SPECIALS)
+
+
+def test_a_vocabulary_too_small_for_the_special_tokens_is_refused():
+    with pytest.raises(ValueError, match="no room .* special tokens"):
+        learn_vocabulary(NORMALISED, TextFormat("wordpiece"), 4)
+    with pytest.raises(ValueError, match="choose one of: wordpiece, characters"):
+        TextFormat("bytes")

@@ -1,0 +1,78 @@
+"""A claim's sweep folder read back: every job as (setting, seed, outcome), grouped into the evidence a
+rule judges."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from tx_keras.claims.definitions import Claim, Evidence
+from tx_keras.claims.event_scalars import accuracy_curve, steps_per_epoch, steps_to_reach
+from tx_keras.claims.seed_statistics import SeedStats
+from tx_keras.claims.settings import Setting, make_setting
+from tx_keras.comparison import RunRecord, collect_runs
+from tx_keras.training.summary import read_summary
+
+
+@dataclass(frozen=True)
+class ClaimRun:
+    """One job: its setting (the swept knobs without the seed), its seed and its resolved config."""
+
+    record: RunRecord
+    setting: Setting
+    seed: str
+    config: dict
+
+
+def load_runs(sweep_dir: Path) -> list[ClaimRun]:
+    """Every job folder of the sweep, finished or not."""
+    runs = []
+    for record in collect_runs(sweep_dir):
+        knobs = dict(record.overrides)
+        try:
+            config = read_summary(record.path).get("config", {})
+        except (OSError, json.JSONDecodeError):
+            config = {}
+        seed = knobs.pop("seed", str(config.get("seed", 0)))
+        runs.append(ClaimRun(record, make_setting(knobs), seed, config))
+    return runs
+
+
+def outcome(run: ClaimRun, metric: str) -> float | None:
+    """The run's metric: as recorded when completed, 0 when diverged (it learned nothing usable), None when
+    it failed, is unfinished or lacks the metric."""
+    if run.record.status == "diverged":
+        return 0.0
+    value = run.record.metrics.get(metric) if run.record.status == "completed" else None
+    return None if value is None or math.isnan(value) else value
+
+
+def gather(runs: list[ClaimRun], claim: Claim) -> Evidence:
+    """Per setting: the metric over seeds and, if the claim asks, each seed's steps to its target accuracy."""
+    values: dict[Setting, list[float]] = defaultdict(list)
+    diverged: dict[Setting, int] = defaultdict(int)
+    missing: dict[Setting, int] = defaultdict(int)
+    steps: dict[Setting, list[int | None]] = defaultdict(list)
+    for run in runs:
+        value = outcome(run, claim.metric)
+        if value is None:
+            missing[run.setting] += 1
+            continue
+        values[run.setting].append(value)
+        diverged[run.setting] += run.record.status == "diverged"
+        if claim.steps_to is not None:
+            reached = None
+            if run.record.status == "completed":
+                curve = accuracy_curve(run.record.path, steps_per_epoch(run.config))
+                reached = steps_to_reach(*curve, claim.steps_to)
+            steps[run.setting].append(reached)
+    settings = {run.setting for run in runs}
+    stats = {
+        setting: SeedStats(tuple(values[setting]), diverged[setting], missing[setting])
+        for setting in settings
+    }
+    config = next((run.config for run in runs if run.config), {})
+    return Evidence(stats, {setting: tuple(found) for setting, found in steps.items()}, config)

@@ -1,0 +1,49 @@
+"""Scalars a run wrote to its event files: the diagnostics at initialisation and the validation curve."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from tensorboard.backend.event_processing import event_accumulator
+from tensorboard.util import tensor_util
+
+from tx_keras.comparison.plots import validation_curve
+
+
+def diagnostics_at_init(run_dir: Path, prefix: str) -> dict[str, float]:
+    """`{layer: value}` of the `prefix/<layer>` diagnostics (`gradient_norm`, `rank_collapse`) logged at
+    step 0, before any training (run_dir/diagnostics); empty when the run logged none."""
+    folder = run_dir / "diagnostics"
+    if not folder.is_dir():
+        return {}
+    events = event_accumulator.EventAccumulator(str(folder), size_guidance={event_accumulator.TENSORS: 0})
+    events.Reload()
+    values = {}
+    for tag in events.Tags()["tensors"]:
+        if tag.startswith(f"{prefix}/"):
+            at_init = [record for record in events.Tensors(tag) if record.step == 0]
+            if at_init:
+                values[tag[len(prefix) + 1 :]] = float(tensor_util.make_ndarray(at_init[-1].tensor_proto))
+    return values
+
+
+def accuracy_curve(run_dir: Path, steps_per_epoch: int) -> tuple[list[int], list[float]]:
+    """Validation token accuracy after each epoch, against training steps (epochs x steps per epoch)."""
+    epochs, values = validation_curve(run_dir, "epoch_accuracy")
+    return [epoch * steps_per_epoch for epoch in epochs], values
+
+
+def steps_to_reach(steps: list[int], values: list[float], target: float) -> int | None:
+    """The first logged step at which the curve reaches `target`, None if it never does (NaN never does)."""
+    for step, value in zip(steps, values, strict=True):
+        if not math.isnan(value) and value >= target:
+            return step
+    return None
+
+
+def steps_per_epoch(config: dict) -> int:
+    """ceil(training rows / batch size) from a run's resolved config."""
+    rows = int(config.get("data", {}).get("num_train", 0))
+    batch = int(config.get("trainer", {}).get("batch_size", 1))
+    return max(1, -(-rows // batch))

@@ -1,0 +1,239 @@
+"""The verdict rules, as pure functions of the per-setting results: fixed before any sweep ran, never tuned.
+
+Every rule compares means over seeds and calls a difference real only when it exceeds 2 pooled standard
+deviations across seeds (`pooled_sd`). A rule whose settings are missing, or have fewer than 2 usable
+seeds, is inconclusive. The numbers a verdict rests on are in its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from tx_keras.claims.seed_statistics import SeedStats, pooled_sd
+from tx_keras.claims.settings import Setting, select, value_of
+
+HOLDS = "holds"
+DOES_NOT_HOLD = "does not hold"
+INCONCLUSIVE = "inconclusive"
+
+Stats = Mapping[Setting, SeedStats]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """`outcome` is HOLDS, DOES_NOT_HOLD or INCONCLUSIVE; `reason` gives the numbers; `notes` what the
+    rule does not decide but the report should say (the nuance, where an effect shows)."""
+
+    outcome: str
+    reason: str
+    notes: tuple[str, ...] = ()
+
+
+def _usable(**named: SeedStats | None) -> str | None:
+    """Why these settings cannot be judged (missing, or under 2 usable seeds), or None."""
+    for name, stats in named.items():
+        if stats is None:
+            return f"no runs for {name}"
+        if stats.n < 2:
+            return f"{name} has {stats.n} usable seed(s); the rule needs at least 2"
+    return None
+
+
+def _gap(better: SeedStats, worse: SeedStats) -> tuple[float, float]:
+    """(difference of means, 2 pooled sd): the difference is real when it is larger."""
+    return better.mean - worse.mean, 2 * pooled_sd(better, worse)
+
+
+def eos_counted(threshold: float, length: int) -> float:
+    """A symbol-accuracy threshold restated for token accuracy over `length` symbols plus the EOS, which
+    every model (even one without context) predicts from its position: (length * t + 1) / (length + 1)."""
+    return (length * threshold + 1) / (length + 1)
+
+
+def attention_verdict(
+    stats: Stats, length: int, off_at_most: float = 0.08, on_at_least: float = 0.95
+) -> Verdict:
+    """Claim 1. Holds if without attention the token accuracy stays at the per-position level
+    (<= `off_at_most` of the symbols) and with attention it reaches `on_at_least`; both thresholds are
+    restated with the always-predictable EOS counted (`eos_counted`). Does not hold if the model without
+    attention beats that level, or attention is not better by 2 pooled sd; otherwise inconclusive."""
+    on = select(stats, {"model.attention": "full"})
+    off = select(stats, {"model.attention": "none"})
+    problem = _usable(**{"attention=full": on, "attention=none": off})
+    if problem:
+        return Verdict(INCONCLUSIVE, problem)
+    low, high = eos_counted(off_at_most, length), eos_counted(on_at_least, length)
+    gap, noise = _gap(on, off)
+    numbers = (
+        f"token accuracy with attention {on.text()}, without {off.text()} (rule: without <= {low:.3f}, "
+        f"with >= {high:.3f}, i.e. {off_at_most} and {on_at_least} of the {length} symbols, EOS counted); "
+        f"difference {gap:.3f}, 2 pooled sd {noise:.3f}"
+    )
+    if off.mean <= low and on.mean >= high:
+        return Verdict(HOLDS, numbers)
+    if off.mean > low or gap <= noise:
+        return Verdict(DOES_NOT_HOLD, numbers)
+    return Verdict(INCONCLUSIVE, numbers + "; attention helps but did not reach the threshold")
+
+
+def ffn_verdict(stats: Stats, min_gap: float = 0.10) -> Verdict:
+    """Claim 2, restated: the FFN adds per-token memory. Holds if on the random lookup table one layer with
+    the FFN recalls more facts than without by more than 2 pooled sd and at least `min_gap`; does not
+    hold if the difference is within 2 pooled sd (or negative); otherwise inconclusive. The notes give the
+    nuance: modular addition with and without FFN, and a 2-layer attention-only model on the table."""
+    one = {"model.num_encoder_layers": 1}
+    with_ffn = select(stats, {"data": "lookup", "model.ffn": True, **one})
+    without = select(stats, {"data": "lookup", "model.ffn": False, **one})
+    problem = _usable(**{"lookup, 1 layer, FFN on": with_ffn, "lookup, 1 layer, FFN off": without})
+    if problem:
+        return Verdict(INCONCLUSIVE, problem)
+    gap, noise = _gap(with_ffn, without)
+    numbers = (
+        f"lookup facts recalled, 1 layer: FFN on {with_ffn.text()}, off {without.text()}; difference "
+        f"{gap:.3f} (rule: > 2 pooled sd = {noise:.3f} and >= {min_gap})"
+    )
+    notes = []
+    add_on = select(stats, {"data": "modular_addition", "model.ffn": True, **one})
+    add_off = select(stats, {"data": "modular_addition", "model.ffn": False, **one})
+    if add_on and add_off and add_on.n and add_off.n:
+        notes.append(
+            f"modular addition, 1 layer: FFN on {add_on.text()}, off {add_off.text()} "
+            f"(difference {add_on.mean - add_off.mean:.3f}): structure is computed without the FFN's memory"
+        )
+    deep = select(stats, {"data": "lookup", "model.ffn": False, "model.num_encoder_layers": 2})
+    if deep and deep.n:
+        notes.append(
+            f"lookup, 2 layers, attention only: {deep.text()}; "
+            + (
+                "attention, softmax and LayerNorm store arbitrary facts too, so 'only linear weighting' "
+                "understates them"
+                if deep.mean >= 0.95
+                else "a second attention layer does not make up for the missing FFN here"
+            )
+        )
+    if gap > noise and gap >= min_gap:
+        return Verdict(HOLDS, numbers, tuple(notes))
+    if gap <= noise:
+        return Verdict(DOES_NOT_HOLD, numbers, tuple(notes))
+    return Verdict(INCONCLUSIVE, numbers + f"; the difference is real but under {min_gap}", tuple(notes))
+
+
+def residual_verdict(stats: Stats, on_at_least: float = 0.90, min_gap: float = 0.30) -> Verdict:
+    """Claim 3. At the deepest depth swept, post-LN: holds if with the Add the model reaches
+    `on_at_least` token accuracy and beats the model without it by more than 2 pooled sd and at least
+    `min_gap`; does not hold if the Add is not better by 2 pooled sd; otherwise inconclusive. The notes
+    give every depth and norm."""
+    depths = sorted({value_of(setting, "model.num_encoder_layers") for setting in stats} - {None})
+    if not depths:
+        return Verdict(INCONCLUSIVE, "no runs with model.num_encoder_layers")
+    deepest = depths[-1]
+    pick = {"model.num_encoder_layers": deepest, "model.norm": "post"}
+    on = select(stats, {**pick, "model.residual": True})
+    off = select(stats, {**pick, "model.residual": False})
+    problem = _usable(**{f"{deepest} layers with the Add": on, f"{deepest} layers without": off})
+    if problem:
+        return Verdict(INCONCLUSIVE, problem)
+    gap, noise = _gap(on, off)
+    numbers = (
+        f"{deepest} layers, post-LN: with the Add {on.text()}, without {off.text()}; difference {gap:.3f} "
+        f"(rule: with >= {on_at_least}, difference > 2 pooled sd = {noise:.3f} and >= {min_gap})"
+    )
+    notes = []
+    for norm in ("post", "none"):
+        cells = []
+        for depth in depths:
+            pair = [
+                select(stats, {"model.num_encoder_layers": depth, "model.norm": norm, "model.residual": r})
+                for r in (True, False)
+            ]
+            if all(pair):
+                cells.append(f"{depth}: {pair[0].text()} vs {pair[1].text()}")
+        if cells:
+            notes.append(f"norm={norm}, with vs without the Add, by depth: " + "; ".join(cells))
+    if on.mean >= on_at_least and gap > noise and gap >= min_gap:
+        return Verdict(HOLDS, numbers, tuple(notes))
+    if gap <= noise:
+        return Verdict(DOES_NOT_HOLD, numbers, tuple(notes))
+    return Verdict(INCONCLUSIVE, numbers, tuple(notes))
+
+
+def norm_verdict(stats: Stats) -> Verdict:
+    """Claim 4 (Xiong et al. 2020). At the largest learning rate swept: (a) without warm-up pre-LN beats
+    post-LN by more than 2 pooled sd, and (b) warm-up (the longest swept) rescues post-LN: it beats
+    post-LN without warm-up by more than 2 pooled sd. Holds if both, does not hold if neither,
+    inconclusive if one. The notes say at which learning rates (a) shows."""
+    rates = sorted({value_of(setting, "trainer.learning_rate") for setting in stats} - {None})
+    warmups = sorted({value_of(setting, "trainer.warmup_steps") for setting in stats} - {None})
+    if not rates or len(warmups) < 2 or warmups[0] != 0:
+        return Verdict(INCONCLUSIVE, "the sweep needs trainer.learning_rate values and warm-up 0 and > 0")
+    top, longest = rates[-1], warmups[-1]
+    at = {"trainer.learning_rate": top}
+    post_cold = select(stats, {**at, "model.norm": "post", "trainer.warmup_steps": 0})
+    pre_cold = select(stats, {**at, "model.norm": "pre", "trainer.warmup_steps": 0})
+    post_warm = select(stats, {**at, "model.norm": "post", "trainer.warmup_steps": longest})
+    problem = _usable(
+        **{
+            f"post-LN lr {top} no warm-up": post_cold,
+            f"pre-LN lr {top} no warm-up": pre_cold,
+            f"post-LN lr {top} warm-up {longest}": post_warm,
+        }
+    )
+    if problem:
+        return Verdict(INCONCLUSIVE, problem)
+    pre_gap, pre_noise = _gap(pre_cold, post_cold)
+    warm_gap, warm_noise = _gap(post_warm, post_cold)
+    first, second = pre_gap > pre_noise, warm_gap > warm_noise
+    numbers = (
+        f"lr {top}: post-LN without warm-up {post_cold.text()}, pre-LN without warm-up {pre_cold.text()} "
+        f"(a: difference {pre_gap:.3f} vs 2 pooled sd {pre_noise:.3f}: {'yes' if first else 'no'}); "
+        f"post-LN with {longest} warm-up steps {post_warm.text()} "
+        f"(b: difference {warm_gap:.3f} vs {warm_noise:.3f}: {'yes' if second else 'no'})"
+    )
+    shows = []
+    for rate in rates:
+        pair = [
+            select(stats, {"trainer.learning_rate": rate, "model.norm": norm, "trainer.warmup_steps": 0})
+            for norm in ("pre", "post")
+        ]
+        if all(pair) and all(stats.n >= 2 for stats in pair):
+            gap, noise = _gap(*pair)
+            shows.append(f"{rate}: {'yes' if gap > noise else 'no'} ({pair[0].text()} vs {pair[1].text()})")
+    notes = ("pre-LN beats post-LN without warm-up, by learning rate: " + "; ".join(shows),) if shows else ()
+    if first and second:
+        return Verdict(HOLDS, numbers, notes)
+    if not first and not second:
+        return Verdict(DOES_NOT_HOLD, numbers, notes)
+    return Verdict(INCONCLUSIVE, numbers + "; only one half of the rule shows", notes)
+
+
+def heads_verdict(
+    accuracy: Stats, steps: Mapping[Setting, tuple[int | None, ...]], target: float = 0.99
+) -> Verdict:
+    """Claim 5 (Vaswani et al. 2017, Table 3 row A). 4 heads against 1: when both reach `target` token
+    accuracy on every seed, the one that gets there in fewer steps by more than 2 pooled sd wins; else
+    the higher final accuracy by more than 2 pooled sd. Holds if 4 heads win; otherwise it does not hold
+    at this scale."""
+    one, four = select(accuracy, {"model.num_heads": 1}), select(accuracy, {"model.num_heads": 4})
+    problem = _usable(**{"1 head": one, "4 heads": four})
+    if problem:
+        return Verdict(INCONCLUSIVE, problem)
+    one_steps = select(steps, {"model.num_heads": 1}) or ()
+    four_steps = select(steps, {"model.num_heads": 4}) or ()
+    reached = all(s is not None for s in (*one_steps, *four_steps)) and one_steps and four_steps
+    if reached:
+        slow, fast = SeedStats(tuple(map(float, one_steps))), SeedStats(tuple(map(float, four_steps)))
+        gap, noise = _gap(slow, fast)
+        numbers = (
+            f"both reach {target} on every seed; steps to {target}: 1 head {slow.text(0)}, 4 heads "
+            f"{fast.text(0)}; 4 heads faster by {gap:.0f} steps (rule: > 2 pooled sd = {noise:.0f})"
+        )
+    else:
+        gap, noise = _gap(four, one)
+        numbers = (
+            f"token accuracy: 1 head {one.text()}, 4 heads {four.text()}; difference {gap:.3f} "
+            f"(rule: > 2 pooled sd = {noise:.3f})"
+        )
+    if gap > noise:
+        return Verdict(HOLDS, numbers)
+    return Verdict(DOES_NOT_HOLD, numbers + "; not at this scale")

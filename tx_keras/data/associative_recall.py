@@ -1,0 +1,70 @@
+"""Multi-query associative recall (Arora et al. 2023, "Zoology"): n key-value pairs, then queries; the
+answer to each query is the value its key was paired with.
+
+A task that needs several lookups at once (each query must find its key, then the value next to it), the
+kind of task on which the number of attention heads can matter where copy or reverse cannot tell them apart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from tx_keras.data.task import Sentence, Task, split_sizes
+from tx_keras.data.vocabulary import Vocabulary
+
+# Fills the unused pair slots when a sequence has fewer than max_kv_pairs pairs, so that the queries always
+# start at the same position (the decoder's i-th answer belongs to the source's i-th query slot).
+FILLER = "_"
+
+
+def build_associative_recall(cfg: Mapping) -> Task:
+    """Config keys: seed (0), num_keys (32), num_values (32), min_kv_pairs (8), max_kv_pairs (16),
+    num_queries (16), num_train/validation/test.
+
+    Source: `k v k v ... _ _ q_1 ... q_m EOS`: n pairs (n uniform in [min_kv_pairs, max_kv_pairs],
+    distinct keys, values with repetition), fillers up to 2 * max_kv_pairs tokens, then m = num_queries
+    keys drawn from the n (a key may be asked twice). Target: the m values, in query order. Keys "k0"..,
+    values "v0"..; the target vocabulary holds only the values.
+    """
+    num_keys = int(cfg.get("num_keys", 32))
+    num_values = int(cfg.get("num_values", 32))
+    min_kv_pairs = int(cfg.get("min_kv_pairs", 8))
+    max_kv_pairs = int(cfg.get("max_kv_pairs", 16))
+    num_queries = int(cfg.get("num_queries", 16))
+    if not 1 <= min_kv_pairs <= max_kv_pairs <= num_keys:
+        raise ValueError(
+            f"data.min_kv_pairs={min_kv_pairs}, data.max_kv_pairs={max_kv_pairs} and "
+            f"data.num_keys={num_keys} need 1 <= min_kv_pairs <= max_kv_pairs <= num_keys "
+            "(the keys of a sequence are distinct)"
+        )
+    if num_values < 1 or num_queries < 1:
+        raise ValueError(f"data.num_values={num_values} and data.num_queries={num_queries} must be >= 1")
+    keys = [f"k{i}" for i in range(num_keys)]
+    values = [f"v{i}" for i in range(num_values)]
+
+    def draw(rng: np.random.Generator) -> tuple[Sentence, Sentence]:
+        pairs = int(rng.integers(min_kv_pairs, max_kv_pairs + 1))
+        chosen = rng.choice(num_keys, size=pairs, replace=False)
+        paired = rng.integers(num_values, size=pairs)
+        asked = rng.integers(pairs, size=num_queries)
+        source = [token for k, v in zip(chosen, paired, strict=True) for token in (keys[k], values[v])]
+        source += [FILLER] * (2 * (max_kv_pairs - pairs)) + [keys[chosen[i]] for i in asked]
+        return source, [values[paired[i]] for i in asked]
+
+    return Task.sample(
+        name="associative_recall",
+        source_vocab=Vocabulary([*keys, *values, FILLER]),
+        target_vocab=Vocabulary(values),
+        draw=draw,
+        seed=int(cfg.get("seed", 0)),
+        sizes=split_sizes(cfg),
+        capacity=sum(
+            math.perm(num_keys, n) * num_values**n * n**num_queries
+            for n in range(min_kv_pairs, max_kv_pairs + 1)
+        ),
+        source_length=2 * max_kv_pairs + num_queries + 1,
+        target_length=num_queries + 2,
+    )

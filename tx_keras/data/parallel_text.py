@@ -1,0 +1,141 @@
+"""The real-text task: a parallel corpus file -> normalised pairs -> split by source -> learned
+vocabularies -> padded ids, tokenized inside tf.data."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from tx_keras.data.corpus_location import resolve_corpus
+from tx_keras.data.parallel_corpus import read_parallel_corpus
+from tx_keras.data.source_split import split_by_source
+from tx_keras.data.task import SPLITS, Task, pad_rows
+from tx_keras.data.text_format import TextFormat
+from tx_keras.data.text_tokenizer import TextTokenizer
+from tx_keras.data.vocabulary import Vocabulary
+from tx_keras.data.vocabulary_learning import learn_vocabulary
+
+log = logging.getLogger(__name__)
+
+_TOKENIZE_BATCH = 2048
+_LEARNER = "wordpiece-learner-v2"  # part of the vocabulary cache key: change it when learning changes
+
+
+def build_parallel_text(cfg: Mapping) -> Task:
+    """Config keys (conf/data/parallel_text.yaml): path, sha256, cache_dir, member, source_column,
+    target_column, lowercase, max_words, max_pairs, num_validation, num_test, seed, tokenizer,
+    vocab_size, shared_vocabulary."""
+    path = resolve_corpus(str(cfg["path"]), cfg.get("cache_dir"), cfg.get("sha256"))
+    reading = read_parallel_corpus(
+        path,
+        source_column=int(cfg.get("source_column", 0)),
+        target_column=int(cfg.get("target_column", 1)),
+        lowercase=bool(cfg.get("lowercase", False)),
+        max_words=cfg.get("max_words"),
+        member=cfg.get("member"),
+    )
+    log.info(reading.report())
+    pairs = split_by_source(
+        reading.pairs,
+        num_validation=int(cfg.get("num_validation", 1000)),
+        num_test=int(cfg.get("num_test", 2000)),
+        seed=int(cfg.get("seed", 0)),
+        max_pairs=cfg.get("max_pairs"),
+    )
+    text_format = TextFormat(str(cfg.get("tokenizer", "wordpiece")), bool(cfg.get("lowercase", False)))
+    size = int(cfg.get("vocab_size", 8000))
+    train_sources = [source for source, _ in pairs["train"]]
+    train_targets = [target for _, target in pairs["train"]]
+    cache = _vocabulary_cache(cfg.get("cache_dir"))
+    if cfg.get("shared_vocabulary", False):
+        source_vocab = target_vocab = _learned([train_sources + train_targets], text_format, size, cache)[0]
+    else:
+        source_vocab, target_vocab = _learned([train_sources, train_targets], text_format, size, cache)
+    source_tokenizer = TextTokenizer(source_vocab, text_format)
+    target_tokenizer = TextTokenizer(target_vocab, text_format)
+    ids = {
+        split: (
+            _tokenized([s for s, _ in pairs[split]], source_tokenizer),
+            _tokenized([t for _, t in pairs[split]], target_tokenizer),
+        )
+        for split in SPLITS
+    }
+    source_length = 1 + max(len(row) for split in SPLITS for row in ids[split][0])  # + EOS
+    target_length = 2 + max(len(row) for split in SPLITS for row in ids[split][1])  # + SOS, EOS
+    splits = {
+        split: (
+            pad_rows([[*row, Vocabulary.EOS] for row in source], source_length),
+            pad_rows([[Vocabulary.SOS, *row, Vocabulary.EOS] for row in target], target_length),
+        )
+        for split, (source, target) in ids.items()
+    }
+    report = {
+        "corpus": reading.name,
+        "lines": dict(reading.counts),
+        "pairs": {split: len(pairs[split]) for split in SPLITS},
+        "vocabulary": {"source": len(source_vocab), "target": len(target_vocab)},
+        "unknown_target_tokens": {split: _unknown_share(splits[split][1]) for split in SPLITS},
+    }
+    log.info(
+        "parallel_text: %s train / %s validation / %s test pairs; vocabularies %d + %d %s tokens; "
+        "lengths up to %d source and %d target tokens",
+        *report["pairs"].values(),
+        len(source_vocab),
+        len(target_vocab),
+        text_format.kind,
+        source_length,
+        target_length,
+    )
+    return Task("parallel_text", source_vocab, target_vocab, splits, text_format, pairs, report)
+
+
+def _unknown_share(ids: np.ndarray) -> float:
+    """The share of UNK among a split's real tokens: how much the vocabulary misses."""
+    tokens = ids[ids != Vocabulary.PAD]
+    return float(np.mean(tokens == Vocabulary.UNK)) if tokens.size else 0.0
+
+
+def _tokenized(texts: list[str], tokenizer: TextTokenizer) -> list[list[int]]:
+    """Token ids per text, tokenized in parallel batches by tf.data (order kept)."""
+    if not texts:
+        return []
+    dataset = (
+        tf.data.Dataset.from_tensor_slices(texts)
+        .batch(_TOKENIZE_BATCH)
+        .map(tokenizer.tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    )
+    return [row for batch in dataset for row in batch.to_list()]
+
+
+def _vocabulary_cache(cache_dir: str | None) -> Path:
+    root = cache_dir or os.environ.get("TX_KERAS_CACHE") or Path.home() / ".cache" / "tx_keras" / "corpora"
+    return Path(root).expanduser().absolute() / "vocabularies"
+
+
+def _learned(corpora: list[list[str]], text_format: TextFormat, size: int, cache: Path) -> list[Vocabulary]:
+    """learn_vocabulary for each list of texts, cached by the texts, format and size: the WordPiece
+    learner takes about half a minute a language on 160k sentences, and every job of a sweep over the
+    same corpus would repeat it."""
+    vocabularies = []
+    for texts in corpora:
+        path = cache / f"{text_format.kind}-{size}-{_digest(texts, text_format, size)}.txt"
+        if not path.exists():
+            cache.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_suffix(f".{os.getpid()}.tmp")
+            learn_vocabulary(texts, text_format, size).to_file(temporary)
+            temporary.replace(path)  # atomic: a concurrent sweep job reads a whole file or none
+        vocabularies.append(Vocabulary.from_file(path))
+    return vocabularies
+
+
+def _digest(texts: list[str], text_format: TextFormat, size: int) -> str:
+    digest = hashlib.sha256(f"{text_format.kind}|{text_format.lowercase}|{size}|{_LEARNER}\n".encode())
+    for text in texts:
+        digest.update(text.encode("utf-8") + b"\n")
+    return digest.hexdigest()[:24]

@@ -1,0 +1,45 @@
+"""How a real-text task's tokens map back to text: WordPiece pieces or single characters."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+TOKENIZER_KINDS = ("wordpiece", "characters")
+
+SUFFIX = "##"  # WordPiece's mark of a piece that continues the previous one inside a word
+SPACE = "▁"  # the characters tokenizer's token for a space (tokens never contain whitespace)
+_GLUE = re.compile(r"^##| ##")
+
+
+@dataclass(frozen=True)
+class TextFormat:
+    """The tokenizer kind and casing of a real-text task; saved beside the vocabularies in a run folder
+    so the exported model tokenizes served text exactly as training did.
+
+    Both kinds are reversible on normalised text: WordPiece pieces are cut inside whitespace-separated
+    words only (never at punctuation), so joining the words with one space and gluing `##` pieces
+    restores the original spacing ("l'homme", "pop-up", "Salut !") instead of "l ' homme".
+    """
+
+    kind: str = "wordpiece"
+    lowercase: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in TOKENIZER_KINDS:
+            raise ValueError(f"tokenizer={self.kind!r}; choose one of: {', '.join(TOKENIZER_KINDS)}")
+
+    def join(self, tokens: list[str]) -> str:
+        """Tokens -> text; the in-graph detokenizer (TextTokenizer.detokenize) applies the same rule."""
+        if self.kind == "characters":
+            return "".join(tokens).replace(SPACE, " ")
+        return _GLUE.sub("", " ".join(tokens))
+
+    def to_file(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(asdict(self)) + "\n", encoding="utf-8")
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> TextFormat:
+        return cls(**json.loads(Path(path).read_text(encoding="utf-8")))

@@ -1,0 +1,51 @@
+"""Text <-> ids inside the SavedModel for real-text runs: the training tokenizers, reused as is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import tensorflow as tf
+
+from tx_keras.data.text_format import TextFormat
+from tx_keras.data.text_tokenizer import TextTokenizer
+from tx_keras.data.vocabulary import Vocabulary
+
+
+class TextCodec(tf.Module):
+    """WordCodec's interface (encode, source_tokens, decode, target_tokens) over the run's WordPiece or
+    character vocabularies, so served text is normalised and tokenized exactly as in training and the
+    output is detokenized with its original spacing. The graph uses tensorflow-text ops: a client must
+    `import tensorflow_text` before loading the SavedModel (the manifest says so)."""
+
+    requires_tensorflow_text = True
+
+    def __init__(
+        self,
+        source_vocab_file: str | Path,
+        target_vocab_file: str | Path,
+        text_format: TextFormat,
+        max_source_length: int,
+    ):
+        super().__init__(name="text_codec")
+        self.max_source_length = max_source_length
+        self.source = TextTokenizer(Vocabulary.from_file(source_vocab_file), text_format)
+        self.target = TextTokenizer(Vocabulary.from_file(target_vocab_file), text_format)
+
+    def _with_eos(self, ids: tf.RaggedTensor) -> tf.RaggedTensor:
+        """Cut to leave room for EOS, then append it, as training rows are."""
+        ids = ids[:, : self.max_source_length - 1]
+        ends = tf.fill([ids.nrows(), 1], tf.constant(Vocabulary.EOS, ids.dtype))
+        return tf.concat([ids, tf.RaggedTensor.from_tensor(ends)], axis=1)
+
+    def encode(self, texts: tf.Tensor) -> tf.Tensor:
+        ids = self._with_eos(self.source.tokenize(texts))
+        return tf.cast(ids.to_tensor(Vocabulary.PAD, shape=[None, self.max_source_length]), tf.int32)
+
+    def source_tokens(self, texts: tf.Tensor) -> tf.Tensor:
+        return self.source.id_tokens(self.encode(texts))
+
+    def decode(self, ids: tf.Tensor) -> tf.Tensor:
+        return self.target.detokenize(ids)
+
+    def target_tokens(self, ids: tf.Tensor) -> tf.Tensor:
+        return self.target.id_tokens(ids)

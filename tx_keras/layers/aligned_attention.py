@@ -1,0 +1,133 @@
+"""Attention switched off (`model.attention=none`): each position reads only the position aligned with it.
+
+The control for "attention gives context": with the mixing across positions removed, what is left is a
+per-position predictor, so anything the model still gets right needs no context.
+"""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from tx_keras.layers.attention import combine_masks
+from tx_keras.layers.multi_head_base import MultiHeadBase
+
+# `model.attention`: full (softmax attention by content, fused or looped) or none (this layer).
+ATTENTION_KINDS = ("full", "none")
+
+
+def aligned_weights(query_length, key_length, mask=None, query_position=0):
+    """One-hot (B or 1, Tq, Tk) weights: query i (at `query_position + i` in its sequence) reads key i, or the
+    last key it may see before that (a source shorter than the target: its last word).
+
+    `mask` (B or 1, Tq, Tk), True where a key may be seen, is applied first; a query that may see no key
+    at all gets a row of zeros.
+    """
+    positions = ops.expand_dims(ops.arange(query_length) + query_position, 1)
+    keys = ops.arange(key_length)
+    allowed = ops.expand_dims(ops.less_equal(ops.expand_dims(keys, 0), positions), 0)
+    if mask is not None:
+        allowed = ops.logical_and(allowed, mask)
+    last = ops.max(ops.where(allowed, keys, -1), axis=-1, keepdims=True)
+    return ops.equal(keys, last)
+
+
+@keras.saving.register_keras_serializable(package="tx_keras")
+class AlignedAttention(MultiHeadBase):
+    """Multi-head attention with the attention weights fixed to the identity: self-attention position t
+    reads itself, cross-attention decoder position t reads encoder position t (the last source word once
+    the target is longer). The value and output projections W_v, W_o remain (same layout as the fused
+    `MultiHeadAttention`), so a block keeps its sublayer and only the context is gone; there are no W_q,
+    W_k. Same call signature and outputs as the other forms, weights (B, h, Tq, Tk) one-hot.
+
+    Example:
+        >>> y = AlignedAttention(num_heads=4, d_model=32)(x)  # y[:, t] depends on x[:, t] only
+    """
+
+    def __init__(
+        self,
+        num_heads: int,
+        d_model: int,
+        dropout: float = 0.0,
+        use_bias: bool = True,
+        kernel_initializer: str = "glorot_uniform",
+        **kwargs,
+    ):
+        super().__init__(num_heads, d_model, dropout, use_bias, kernel_initializer, **kwargs)
+        self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
+
+    def build(self, query_shape, value_shape=None, key_shape=None):
+        value_shape = value_shape or query_shape
+        self.value_kernel = self.add_weight(
+            name="value_kernel",
+            shape=(value_shape[-1], self.num_heads, self.key_dim),
+            initializer=self.kernel_initializer,
+        )
+        self.output_kernel = self.add_weight(
+            name="output_kernel",
+            shape=(self.num_heads, self.key_dim, self.d_model),
+            initializer=self.kernel_initializer,
+        )
+        if self.use_bias:
+            self.value_bias = self.add_weight(
+                name="value_bias", shape=(self.num_heads, self.key_dim), initializer="zeros"
+            )
+            self.output_bias = self.add_weight(name="output_bias", shape=(self.d_model,), initializer="zeros")
+        self.built = True
+
+    def _weight(self, name: str):
+        """In the compute dtype also outside `__call__` (the decoding methods), as in the fused form."""
+        return ops.cast(getattr(self, name), self.compute_dtype)
+
+    def _values(self, value):
+        """(B, T, d) -> (B, h, T, d_k)."""
+        projected = ops.einsum("btd,dhk->bhtk", value, self._weight("value_kernel"))
+        if self.use_bias:
+            projected = projected + ops.expand_dims(self._weight("value_bias"), 1)
+        return projected
+
+    def _read(self, weights, values, training=None):
+        """Aligned weights (B or 1, Tq, Tk) over projected values (B, h, Tk, d_k) -> outputs (B, Tq, d)
+        and the weights as every head's (B, h, Tq, Tk)."""
+        shape = ops.shape(values)
+        weights = ops.broadcast_to(
+            ops.expand_dims(ops.cast(weights, values.dtype), 1),
+            (shape[0], self.num_heads, ops.shape(weights)[-2], shape[2]),
+        )
+        heads = ops.matmul(self._dropout(weights, training=training), values)
+        outputs = ops.einsum("bhtk,hkd->btd", heads, self._weight("output_kernel"))
+        if self.use_bias:
+            outputs = outputs + self._weight("output_bias")
+        return outputs, weights
+
+    def call(
+        self,
+        query,
+        value=None,
+        key=None,
+        attention_mask=None,
+        key_mask=None,
+        use_causal_mask=False,
+        return_attention_scores=False,
+        training=None,
+    ):
+        value = query if value is None else value
+        query_length, key_length = ops.shape(query)[1], ops.shape(value)[1]
+        mask = combine_masks(query_length, key_length, attention_mask, key_mask, use_causal_mask)
+        outputs, weights = self._read(
+            aligned_weights(query_length, key_length, mask), self._values(value), training
+        )
+        return (outputs, weights) if return_attention_scores else outputs
+
+    def project_key_value(self, value):
+        """The decoding cache's (keys, values) layout of the other forms; there are no keys, so the values
+        stand in for them."""
+        values = self._values(value)
+        return values, values
+
+    def attend(self, query, keys, values, key_mask=None, query_position=0):
+        """Decoding-time read of `values` (B, h, Tk, d_k) for the queries (B, Tq, d) starting at
+        `query_position`; the queries' content is not used, only where they are."""
+        mask = None if key_mask is None else combine_masks(1, 1, key_mask=key_mask)
+        weights = aligned_weights(ops.shape(query)[1], ops.shape(values)[2], mask, query_position)
+        return self._read(weights, values)
