@@ -22,6 +22,11 @@ def test_default_and_preset_configs_are_valid(compose_config):
         ("data=copy",),
         ("experiment=reverse",),
         ("trainer.clip_norm=1.0",),
+        ("data=lookup",),
+        ("data=modular_addition", "data.holdout=0.2"),
+        ("data=associative_recall",),
+        ("model.attention=none",),
+        ("trainer.schedule=constant", "trainer.warmup_steps=0", "trainer.learning_rate=1e-2"),
     ]:
         check_config(compose_config(*overrides))
 
@@ -51,6 +56,13 @@ def test_default_and_preset_configs_are_valid(compose_config):
         ("trainer.batch_size=8.5", "trainer.batch_size=8.5 has the wrong type: expected int"),
         ("trainer.clip_norm=-1", "trainer.clip_norm=-1 must be > 0"),
         ("~trainer.warmup_steps", "trainer.warmup_steps is missing from the config"),
+        ("model.attention=partial", "model.attention='partial' is not allowed; choose one of: full, none"),
+        (
+            "trainer.schedule=cosine",
+            "trainer.schedule='cosine' is not allowed; choose one of: noam, constant",
+        ),
+        ("trainer.warmup_steps=0", "trainer.warmup_steps=0 must be >= 1 with trainer.schedule=noam"),
+        ("trainer.learning_rate=0", "trainer.learning_rate=0 must be >= 1e-12"),
     ],
 )
 def test_bad_values_give_one_line(compose_config, override, message):
@@ -58,3 +70,21 @@ def test_bad_values_give_one_line(compose_config, override, message):
         check_config(compose_config(override))
     assert message in str(error.value)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (("data=lookup", "data.modulus=1"), "data.modulus=1 must be >= 2"),
+        (("data=lookup", "data.holdout=1.5"), "data.holdout=1.5 must be in [0, 1)"),
+        (("data=associative_recall", "data.num_queries=0"), "data.num_queries=0 must be >= 1"),
+        (
+            ("data=associative_recall", "data.max_kv_pairs=many"),
+            "data.max_kv_pairs='many' has the wrong type",
+        ),
+    ],
+)
+def test_claim_task_keys_are_checked(compose_config, overrides, message):
+    with pytest.raises(ConfigError) as error:
+        check_config(compose_config(*overrides))
+    assert message in str(error.value)

@@ -196,12 +196,11 @@ def test_symbol_task_too_small_space_raises():
 
 
 def test_unknown_task_name():
-    assert TASKS == ["translation", "copy", "reverse", "sort"]
+    names = ["translation", "copy", "reverse", "sort", "parallel_text", "lookup", "modular_addition"]
+    assert TASKS == [*names, "associative_recall"]
     with pytest.raises(ValueError) as error:
         build_task({"name": "wmt14"})
-    assert str(error.value) == (
-        "data.name='wmt14' is not a task; choose one of: translation, copy, reverse, sort"
-    )
+    assert str(error.value) == f"data.name='wmt14' is not a task; choose one of: {', '.join(TASKS)}"
 
 
 # --- Pipeline -----------------------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] =
     "trainer.batch_size": ((int,), _at_least(1)),
     "trainer.batching": ((str,), _one_of(*BATCHING)),
     "trainer.batch_tokens": ((int, type(None)), None),
+    "trainer.max_train_minutes": ((int, float, type(None)), None),
     "trainer.schedule": ((str,), _one_of(*SCHEDULES)),
     "trainer.warmup_steps": ((int,), _at_least(0)),  # >= 1 for noam: checked below
     "trainer.lr_scale": ((float, int), _at_least(1e-12)),
@@ -168,6 +169,9 @@ def check_config(cfg: Mapping) -> None:
         for key in ("max_words", "max_pairs"):
             if data.get(key) is not None and data[key] < 1:
                 raise ConfigError(f"data.{key}={data[key]} must be >= 1 (or null for no limit)")
+    minutes = cfg["trainer"]["max_train_minutes"]
+    if minutes is not None and minutes <= 0:
+        raise ConfigError(f"trainer.max_train_minutes={minutes} must be > 0 (or null for no time limit)")
     tokens = cfg["trainer"]["batch_tokens"]
     if tokens is not None and (tokens < 1 or cfg["trainer"]["batching"] != "bucket"):
         raise ConfigError(f"trainer.batch_tokens={tokens} needs trainer.batching=bucket and a value >= 1")

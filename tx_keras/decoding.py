@@ -55,7 +55,7 @@ def decode_step(model: Transformer, buffer, position, caches, cross_key_values, 
     hidden, caches, cross_weights = model.decoder.step(
         ids, position, caches, cross_key_values, visible, source_mask
     )
-    logits = model.projection(hidden)[:, 0, :]
+    logits = model.logits(hidden)[:, 0, :]
     return logits, caches, tf.cast(tf.stack(cross_weights, axis=1)[:, :, :, 0, :], tf.float32)
 
 

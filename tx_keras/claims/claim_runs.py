@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tx_keras.claims.definitions import Claim, Evidence
-from tx_keras.claims.event_scalars import accuracy_curve, steps_per_epoch, steps_to_reach
+from tx_keras.claims.event_scalars import accuracy_curve, diagnostics_at_init, steps_per_epoch, steps_to_reach
 from tx_keras.claims.seed_statistics import SeedStats
-from tx_keras.claims.settings import Setting, make_setting
+from tx_keras.claims.settings import Setting, make_setting, value_of
 from tx_keras.comparison import RunRecord, collect_runs
 from tx_keras.training.summary import read_summary
 
@@ -76,3 +76,41 @@ def gather(runs: list[ClaimRun], claim: Claim) -> Evidence:
     }
     config = next((run.config for run in runs if run.config), {})
     return Evidence(stats, {setting: tuple(found) for setting, found in steps.items()}, config)
+
+
+def diagnostics_by_line(
+    runs: list[ClaimRun], knobs: tuple[str, ...], prefix: str
+) -> dict[Setting, dict[str, float]]:
+    """The `prefix` diagnostic (`gradient_norm`, `rank_collapse`) at initialisation per layer, averaged
+    over the runs that share the values of `knobs`, among the runs at the deepest depth swept."""
+    depths = {value_of(run.setting, "model.num_encoder_layers") for run in runs} - {None}
+    deepest = max(depths) if depths else None
+    groups: dict[Setting, list[dict[str, float]]] = defaultdict(list)
+    for run in runs:
+        if deepest is not None and value_of(run.setting, "model.num_encoder_layers") != deepest:
+            continue
+        values = diagnostics_at_init(run.record.path, prefix)
+        if values:
+            groups[tuple(pair for pair in run.setting if pair[0] in knobs)].append(values)
+    return {line: _mean_by_layer(group) for line, group in sorted(groups.items())}
+
+
+def _mean_by_layer(per_run: list[dict[str, float]]) -> dict[str, float]:
+    sums: dict[str, float] = defaultdict(float)
+    counts: dict[str, int] = defaultdict(int)
+    for values in per_run:
+        for name, value in values.items():
+            sums[name] += value
+            counts[name] += 1
+    return {name: sums[name] / counts[name] for name in sorted(sums)}
+
+
+def curves_by_setting(runs: list[ClaimRun]) -> dict[Setting, list[tuple[list[int], list[float]]]]:
+    """Each completed run's validation accuracy against training steps, grouped by setting."""
+    curves: dict[Setting, list[tuple[list[int], list[float]]]] = defaultdict(list)
+    for run in runs:
+        if run.record.status == "completed":
+            curve = accuracy_curve(run.record.path, steps_per_epoch(run.config))
+            if curve[0]:
+                curves[run.setting].append(curve)
+    return dict(curves)

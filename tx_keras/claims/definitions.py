@@ -33,8 +33,10 @@ class Claim:
     """One claim: `tx-train sweep=claim_<name>` runs it, `tx-claims` judges it with `judge`.
 
     `knobs` are the swept keys besides the seed, in display order; `diagnostics`: plot the gradient norm
-    and the rank-collapse ratio per layer at initialisation; `steps_to`: also read each run's validation
-    accuracy curve for the steps to this accuracy.
+    and the rank-collapse ratio per layer at initialisation, one line per value of these knobs (at the
+    deepest depth swept; settings that differ otherwise are averaged, as the values at initialisation do
+    not depend on the learning rate); `steps_to`: also read each run's validation accuracy curve for the
+    steps to this accuracy.
     """
 
     name: str
@@ -46,7 +48,7 @@ class Claim:
     metric_label: str
     knobs: tuple[str, ...]
     judge: Callable[[Evidence], Verdict]
-    diagnostics: bool = False
+    diagnostics: tuple[str, ...] = ()
     steps_to: float | None = None
 
     @property
@@ -121,7 +123,7 @@ CLAIMS: dict[str, Claim] = {
             metric_label="validation token accuracy",
             knobs=("model.num_encoder_layers", "model.norm", "model.residual"),
             judge=lambda evidence: residual_verdict(evidence.stats),
-            diagnostics=True,
+            diagnostics=("model.norm", "model.residual"),
         ),
         Claim(
             name="norm",
@@ -140,7 +142,7 @@ CLAIMS: dict[str, Claim] = {
             metric_label="validation token accuracy",
             knobs=("model.norm", "trainer.learning_rate", "trainer.warmup_steps"),
             judge=lambda evidence: norm_verdict(evidence.stats),
-            diagnostics=True,
+            diagnostics=("model.norm",),
         ),
         Claim(
             name="heads",

@@ -48,8 +48,26 @@ def select(settings: Mapping[Setting, object], wanted: Mapping[str, object]):
     return matches[0] if matches else None
 
 
+def _ordered(setting: Setting, knobs: tuple[str, ...]) -> list[tuple[str, str]]:
+    order = {knob: i for i, knob in enumerate(knobs)}
+    return sorted(setting, key=lambda pair: (order.get(pair[0], len(order)), pair[0]))
+
+
 def label(setting: Setting, knobs: tuple[str, ...] = ()) -> str:
     """`attention=none, num_heads=4`: the last part of each knob's name, in `knobs` order first."""
-    order = {knob: i for i, knob in enumerate(knobs)}
-    ordered = sorted(setting, key=lambda pair: (order.get(pair[0], len(order)), pair[0]))
-    return ", ".join(f"{key.rsplit('.', 1)[-1]}={value}" for key, value in ordered)
+    return ", ".join(f"{key.rsplit('.', 1)[-1]}={value}" for key, value in _ordered(setting, knobs))
+
+
+def short_label(setting: Setting, knobs: tuple[str, ...] = ()) -> str:
+    """`none / 4`: the values alone, in the same order as `label` (for crowded plot axes)."""
+    return " / ".join(value for _, value in _ordered(setting, knobs))
+
+
+def sort_key(setting: Setting, knobs: tuple[str, ...]) -> tuple:
+    """Settings ordered knob by knob in `knobs` order, numbers numerically, then the other knobs."""
+    ordered = [*knobs, *sorted({key for key, _ in setting} - set(knobs))]
+    key = []
+    for knob in ordered:
+        value = value_of(setting, knob)
+        key.append((0, float(value), "") if isinstance(value, int | float) else (1, 0.0, str(value)))
+    return tuple(key)

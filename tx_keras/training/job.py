@@ -18,13 +18,14 @@ def completed_summary(run_dir: Path, epochs: int) -> dict[str, Any] | None:
     """The run's summary if it already completed `epochs` epochs (a rerun skips it), else None.
 
     A run asked for more epochs than it has (`resume=RUN_DIR trainer.epochs=<more>`) is not done: it
-    continues from its last checkpoint.
+    continues from its last checkpoint. One that stopped on its time budget is done.
     """
     try:
         summary = read_summary(run_dir)
     except (OSError, json.JSONDecodeError):
         return None
-    done = summary.get("status") == "completed" and summary.get("epochs", 0) >= epochs
+    finished = summary.get("epochs", 0) >= epochs or "stopped_by" in summary  # e.g. its time budget
+    done = summary.get("status") == "completed" and finished
     return summary if done else None
 
 

@@ -28,6 +28,7 @@ from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, Text
 from tx_keras.training.callbacks.attention_maps import epochs_to_log
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
+from tx_keras.training.callbacks.time_budget import TimeBudget
 from tx_keras.training.checkpoint import CHECKPOINT_PATH, Checkpoint, EpochCheckpoint, restore
 from tx_keras.training.hparams import write_hparams
 from tx_keras.training.learning_rate import build_schedule
@@ -179,6 +180,9 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
     callbacks: list[keras.callbacks.Callback] = [keras.callbacks.TerminateOnNaN(), EpochVariable(epoch)]
     if cfg.logging.tensorboard:
         callbacks += _dashboard(cfg, run_dir, task, decode, initial_epoch)
+    budget = TimeBudget(cfg.trainer.max_train_minutes) if cfg.trainer.max_train_minutes else None
+    if budget:
+        callbacks.append(budget)
     if cfg.trainer.checkpoint_every:  # last: an epoch is checkpointed once its points are on disk
         callbacks.append(
             EpochCheckpoint(run_dir / CHECKPOINT_PATH, cfg.trainer.checkpoint_every, cfg.trainer.epochs)
@@ -202,6 +206,8 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         "epochs": epochs,
         "data": {**task.report, "padding_fraction": _padding(task, cfg)},
     }
+    if budget and budget.reached:
+        fields["stopped_by"] = f"time budget: trainer.max_train_minutes={cfg.trainer.max_train_minutes}"
     if not np.isfinite(metrics["train_loss"]):
         return {
             **fields,

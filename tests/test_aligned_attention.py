@@ -1,0 +1,104 @@
+"""attention=none: each position reads only its aligned position, so outputs carry no context."""
+
+import keras
+import numpy as np
+from keras import ops
+
+from tx_keras.decoding import cached_greedy_decoder, greedy_decoder
+from tx_keras.layers import AlignedAttention
+from tx_keras.layers.aligned_attention import aligned_weights
+from tx_keras.models import Transformer
+
+
+def _x(batch, length, width, seed=0):
+    return np.random.default_rng(seed).normal(size=(batch, length, width)).astype("float32")
+
+
+def test_weights_are_the_identity_clipped_at_the_last_visible_key():
+    weights = ops.convert_to_numpy(aligned_weights(5, 3, mask=np.array([[[True, True, False]]])))
+    assert weights.shape == (1, 5, 3)
+    np.testing.assert_array_equal(weights[0].argmax(-1), [0, 1, 1, 1, 1])  # key 2 is padding
+    assert (weights.sum(-1) == 1).all()
+    later = ops.convert_to_numpy(aligned_weights(1, 4, query_position=2))
+    np.testing.assert_array_equal(later[0], [[False, False, True, False]])
+
+
+def test_self_attention_output_at_a_position_ignores_every_other_position():
+    layer = AlignedAttention(num_heads=2, d_model=8)
+    x = _x(2, 6, 8)
+    y, weights = layer(x, return_attention_scores=True)
+    changed = x.copy()
+    changed[:, [0, 1, 2, 4, 5]] += 3.0  # everything but position 3
+    y_changed = ops.convert_to_numpy(layer(changed))
+    np.testing.assert_allclose(ops.convert_to_numpy(y)[:, 3], y_changed[:, 3], atol=1e-6)
+    assert not np.allclose(ops.convert_to_numpy(y)[:, 2], y_changed[:, 2])
+    assert weights.shape == (2, 2, 6, 6)
+    np.testing.assert_array_equal(ops.convert_to_numpy(weights)[1, 1], np.eye(6))
+    # Exactly the value and output projections of the token itself.
+    v = np.einsum("btd,dhk->bhtk", x, ops.convert_to_numpy(layer.value_kernel))
+    expected = np.einsum("bhtk,hkd->btd", v, ops.convert_to_numpy(layer.output_kernel))
+    np.testing.assert_allclose(ops.convert_to_numpy(y), expected, atol=1e-5)
+    assert len(layer.weights) == 4  # W_v, W_o and their biases: no W_q, W_k
+
+
+def test_cross_attention_reads_the_aligned_source_position_and_the_last_real_one_beyond():
+    layer = AlignedAttention(num_heads=1, d_model=4)
+    target, memory = _x(1, 5, 4), _x(1, 3, 4, seed=1)
+    key_mask = np.array([[True, True, False]])
+    y = ops.convert_to_numpy(layer(target, memory, key_mask=key_mask))
+    for t, source in enumerate([0, 1, 1, 1, 1]):
+        alone = ops.convert_to_numpy(layer(target[:, :1], memory[:, source : source + 1]))
+        np.testing.assert_allclose(y[:, t], alone[:, 0], atol=1e-6)
+
+
+def test_config_round_trip():
+    layer = AlignedAttention(num_heads=4, d_model=16, dropout=0.1, use_bias=False, name="none")
+    x = _x(2, 3, 16)
+    expected = ops.convert_to_numpy(layer(x))
+    clone = AlignedAttention.from_config(layer.get_config())
+    clone.build((2, 3, 16))
+    clone.set_weights(layer.get_weights())
+    assert clone.get_config() == layer.get_config()
+    np.testing.assert_allclose(ops.convert_to_numpy(clone(x)), expected, atol=1e-6)
+
+
+def _model():
+    return Transformer(
+        12,
+        12,
+        6,
+        6,
+        num_encoder_layers=2,
+        num_decoder_layers=2,
+        d_model=16,
+        num_heads=2,
+        dff=32,
+        attention="none",
+    )
+
+
+def test_a_transformer_without_attention_is_a_per_position_predictor(tmp_path):
+    model = _model()
+    source = np.array([[5, 6, 7, 8, 2, 0]], "int32")
+    target = np.array([[1, 9, 10, 11, 4, 5]], "int32")
+    logits = ops.convert_to_numpy(model((source, target)))
+    other_source, other_target = source.copy(), target.copy()
+    other_source[0, [0, 1, 3]] = [9, 10, 4]
+    other_target[0, [0, 1, 3, 4]] = [6, 7, 8, 9]
+    changed = ops.convert_to_numpy(model((other_source, other_target)))
+    np.testing.assert_allclose(logits[:, 2], changed[:, 2], atol=1e-5)  # source 2 and target 2 kept
+    np.testing.assert_allclose(logits[:, 5], changed[:, 5], atol=1e-5)  # beyond the source: its EOS
+    assert not np.allclose(logits[:, 1], changed[:, 1])
+    model.save(tmp_path / "model.keras")
+    loaded = keras.models.load_model(tmp_path / "model.keras", safe_mode=True)
+    assert loaded.get_config()["attention"] == "none" and loaded.get_config() == model.get_config()
+    np.testing.assert_allclose(ops.convert_to_numpy(loaded((source, target))), logits, atol=1e-6)
+
+
+def test_cached_decoding_matches_the_uncached_reference():
+    model = _model()
+    source = np.random.default_rng(2).integers(4, 12, size=(4, 6)).astype("int32")
+    source[:2, 3:] = 0
+    source[:2, 3] = 2
+    expected = greedy_decoder(model, 6)(source).numpy()
+    np.testing.assert_array_equal(cached_greedy_decoder(model, 6)(source).numpy(), expected)

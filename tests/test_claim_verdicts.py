@@ -1,0 +1,144 @@
+"""The claims' verdict rules on hand-made per-setting results: holds, does not hold, inconclusive."""
+
+import pytest
+
+from tx_keras.claims.seed_statistics import SeedStats
+from tx_keras.claims.settings import make_setting
+from tx_keras.claims.verdicts import (
+    DOES_NOT_HOLD,
+    HOLDS,
+    INCONCLUSIVE,
+    attention_verdict,
+    eos_counted,
+    ffn_verdict,
+    heads_verdict,
+    norm_verdict,
+    residual_verdict,
+)
+
+
+def _stats(rows):
+    """[(knobs, values), ...] -> {setting: SeedStats}."""
+    return {make_setting(knobs): SeedStats(tuple(values)) for knobs, values in rows}
+
+
+def test_eos_counted_restates_a_symbol_threshold_for_tokens_with_the_eos():
+    assert eos_counted(0.08, 12) == pytest.approx(1.96 / 13)
+    assert eos_counted(1.0, 12) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("on", "off", "outcome"),
+    [
+        ((0.99, 0.98, 1.0), (0.13, 0.14, 0.135), HOLDS),
+        ((0.99, 0.98, 1.0), (0.30, 0.32, 0.31), DOES_NOT_HOLD),  # context leaks in without attention
+        ((0.14, 0.13, 0.135), (0.13, 0.14, 0.135), DOES_NOT_HOLD),  # attention adds nothing
+        ((0.70, 0.72, 0.71), (0.13, 0.14, 0.135), INCONCLUSIVE),  # helps, but did not reach 0.95
+        ((0.99,), (0.13, 0.14), INCONCLUSIVE),  # one seed cannot give a spread
+    ],
+)
+def test_attention_rule(on, off, outcome):
+    stats = _stats([({"model.attention": "full"}, on), ({"model.attention": "none"}, off)])
+    verdict = attention_verdict(stats, length=12)
+    assert verdict.outcome == outcome
+    if outcome != INCONCLUSIVE or len(on) > 1:
+        assert "without <= 0.151" in verdict.reason and "with >= 0.954" in verdict.reason
+
+
+def test_attention_rule_without_the_runs_is_inconclusive():
+    verdict = attention_verdict(_stats([({"model.attention": "full"}, (1.0, 1.0))]), length=12)
+    assert (verdict.outcome, verdict.reason) == (INCONCLUSIVE, "no runs for attention=none")
+
+
+def _ffn(lookup_on, lookup_off, addition=((0.97, 0.99), (0.95, 0.96)), deep_off=(1.0, 0.99)):
+    rows = [
+        ({"data": "lookup", "model.ffn": "true", "model.num_encoder_layers": "1"}, lookup_on),
+        ({"data": "lookup", "model.ffn": "false", "model.num_encoder_layers": "1"}, lookup_off),
+        ({"data": "modular_addition", "model.ffn": "true", "model.num_encoder_layers": "1"}, addition[0]),
+        ({"data": "modular_addition", "model.ffn": "false", "model.num_encoder_layers": "1"}, addition[1]),
+        ({"data": "lookup", "model.ffn": "false", "model.num_encoder_layers": "2"}, deep_off),
+        ({"data": "lookup", "model.ffn": "true", "model.num_encoder_layers": "2"}, (1.0, 1.0)),
+    ]
+    return ffn_verdict(_stats(rows))
+
+
+def test_ffn_rule_holds_with_the_pilots_numbers_and_reports_the_nuance():
+    verdict = _ffn((0.99, 1.0, 1.0), (0.68, 0.71, 0.70))
+    assert verdict.outcome == HOLDS
+    assert "FFN on 0.997 ± 0.006, off 0.697 ± 0.015" in verdict.reason
+    assert verdict.notes[0].startswith("modular addition, 1 layer: FFN on 0.980 ± 0.014, off 0.955 ± 0.007")
+    assert "'only linear weighting' understates them" in verdict.notes[1]
+
+
+def test_ffn_rule_does_not_hold_within_the_noise_and_is_inconclusive_for_a_small_gap():
+    assert _ffn((0.80, 0.90, 0.70), (0.75, 0.85, 0.80)).outcome == DOES_NOT_HOLD
+    small = _ffn((0.95, 0.951, 0.952), (0.90, 0.901, 0.902))  # real (sd 0.001) but only 0.05
+    assert small.outcome == INCONCLUSIVE and "under 0.1" in small.reason
+    weak_deep = _ffn((1.0, 0.99), (0.7, 0.69), deep_off=(0.5, 0.52))
+    assert "does not make up for the missing FFN" in weak_deep.notes[1]
+
+
+def _residual(deep_on, deep_off):
+    rows = []
+    for depth in (2, 8):
+        for norm in ("post", "none"):
+            on, off = (deep_on, deep_off) if (depth, norm) == (8, "post") else ((0.99, 0.98), (0.5, 0.6))
+            rows.append(
+                ({"model.num_encoder_layers": depth, "model.norm": norm, "model.residual": "true"}, on)
+            )
+            rows.append(
+                ({"model.num_encoder_layers": depth, "model.norm": norm, "model.residual": "false"}, off)
+            )
+    return residual_verdict(_stats(rows))
+
+
+def test_residual_rule_judges_the_deepest_post_ln_stack():
+    verdict = _residual((0.999, 0.998, 1.0), (0.18, 0.20, 0.17))
+    assert verdict.outcome == HOLDS
+    assert verdict.reason.startswith("8 layers, post-LN: with the Add 0.999 ± 0.001, without 0.183 ± 0.015")
+    assert verdict.notes[0].startswith("norm=post, with vs without the Add, by depth: 2: 0.985 ± 0.007 vs")
+    assert _residual((0.95, 0.96, 0.97), (0.94, 0.97, 0.95)).outcome == DOES_NOT_HOLD
+    assert _residual((0.60, 0.61, 0.62), (0.18, 0.20, 0.17)).outcome == INCONCLUSIVE  # the Add model stalled
+
+
+def _norm(post_cold, pre_cold, post_warm):
+    rows = []
+    for lr in ("1e-3", "3e-3", "1e-2"):
+        for norm in ("post", "pre", "none"):
+            for warmup in (0, 300):
+                values = (0.9, 0.91, 0.92)
+                if lr == "1e-2" and warmup == 0 and norm in ("post", "pre"):
+                    values = post_cold if norm == "post" else pre_cold
+                if lr == "1e-2" and warmup == 300 and norm == "post":
+                    values = post_warm
+                knobs = {"model.norm": norm, "trainer.learning_rate": lr, "trainer.warmup_steps": warmup}
+                rows.append((knobs, values))
+    return norm_verdict(_stats(rows))
+
+
+def test_norm_rule_needs_both_halves():
+    holds = _norm(post_cold=(0.06, 0.06, 0.07), pre_cold=(0.56, 0.5, 0.6), post_warm=(0.9, 0.95, 0.93))
+    assert holds.outcome == HOLDS
+    assert "lr 0.01: post-LN without warm-up 0.063 ± 0.006" in holds.reason
+    assert holds.notes[0].endswith("0.01: yes (0.553 ± 0.050 vs 0.063 ± 0.006)")
+    assert "0.001: no" in holds.notes[0]
+    one_half = _norm(post_cold=(0.06, 0.06, 0.07), pre_cold=(0.56, 0.5, 0.6), post_warm=(0.06, 0.07, 0.06))
+    assert one_half.outcome == INCONCLUSIVE and "only one half" in one_half.reason
+    neither = _norm(post_cold=(0.9, 0.8, 0.85), pre_cold=(0.86, 0.84, 0.85), post_warm=(0.84, 0.86, 0.85))
+    assert neither.outcome == DOES_NOT_HOLD
+
+
+def test_heads_rule_uses_steps_when_both_reach_the_target_else_accuracy():
+    accuracy = _stats(
+        [({"model.num_heads": 1}, (0.995, 0.996, 0.994)), ({"model.num_heads": 4}, (1.0, 1.0, 1.0))]
+    )
+    one, four = make_setting({"model.num_heads": 1}), make_setting({"model.num_heads": 4})
+    faster = heads_verdict(accuracy, {one: (3000, 3200, 3100), four: (1000, 1100, 1050)})
+    assert faster.outcome == HOLDS and "4 heads faster by 2050 steps" in faster.reason
+    same = heads_verdict(accuracy, {one: (1000, 1200, 1100), four: (1000, 1100, 1200)})
+    assert same.outcome == DOES_NOT_HOLD and same.reason.endswith("not at this scale")
+    low = _stats([({"model.num_heads": 1}, (0.60, 0.62, 0.61)), ({"model.num_heads": 4}, (0.80, 0.81, 0.79))])
+    assert heads_verdict(low, {one: (None,) * 3, four: (None,) * 3}).outcome == HOLDS
+    tie = _stats([({"model.num_heads": 1}, (0.60, 0.70, 0.65)), ({"model.num_heads": 4}, (0.66, 0.62, 0.70))])
+    assert heads_verdict(tie, {}).outcome == DOES_NOT_HOLD
+    assert heads_verdict(_stats([({"model.num_heads": 4}, (1.0, 1.0))]), {}).outcome == INCONCLUSIVE

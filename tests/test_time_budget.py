@@ -1,0 +1,25 @@
+"""trainer.max_train_minutes: training stops on time, the run is still evaluated, and a rerun of the same
+command treats it as done instead of training again."""
+
+import json
+
+from tests.conftest import TINY, tx_train
+
+
+def test_a_time_budget_ends_training_and_the_run_counts_as_done(tmp_path):
+    run_dir = tmp_path / "run"
+    arguments = [*TINY, "trainer.epochs=50", "trainer.max_train_minutes=0.0001", f"hydra.run.dir={run_dir}"]
+    result = tx_train(*arguments, "export.enabled=false", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["epochs"] == 1
+    assert summary["stopped_by"] == "time budget: trainer.max_train_minutes=0.0001"
+    assert 0.0 <= summary["metrics"]["test_exact_match"] <= 1.0
+    again = tx_train(*arguments, "export.enabled=false", cwd=tmp_path)
+    assert again.returncode == 0 and "already completed; skipped" in again.stdout
+
+
+def test_a_non_positive_budget_is_refused(tmp_path):
+    result = tx_train(*TINY, "trainer.max_train_minutes=0", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "tx-train: error: trainer.max_train_minutes=0 must be > 0" in result.stderr

@@ -1,0 +1,54 @@
+"""One claim judged on its finished sweep: the evidence, the verdict by the claim's rule, and the plots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tx_keras.claims.claim_runs import ClaimRun, curves_by_setting, diagnostics_by_line, gather, load_runs
+from tx_keras.claims.definitions import Claim, Evidence
+from tx_keras.claims.plots import plot_curves, plot_layers, plot_metric
+from tx_keras.claims.settings import sort_key
+from tx_keras.claims.verdicts import Verdict
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What the report shows for one claim; `figures` are (caption, file name in the report folder)."""
+
+    claim: Claim
+    sweep_dir: Path
+    runs: list[ClaimRun]
+    evidence: Evidence
+    verdict: Verdict
+    figures: list[tuple[str, str]] = field(default_factory=list)
+
+
+def assess(claim: Claim, sweep_dir: Path, out_dir: Path) -> Assessment:
+    """Read the sweep, apply the claim's rule, draw its plots into `out_dir`."""
+    runs = load_runs(sweep_dir)
+    evidence = gather(runs, claim)
+    ordered = dict(sorted(evidence.stats.items(), key=lambda item: sort_key(item[0], claim.knobs)))
+    evidence = Evidence(ordered, evidence.steps, evidence.config)
+    figures = []
+    name = f"{claim.name}_{claim.metric}.png"
+    plot_metric(evidence.stats, claim.knobs, claim.metric_label, out_dir / name)
+    figures.append((f"{claim.metric_label} per setting: each seed a dot, mean ± sd", name))
+    if claim.diagnostics:
+        for prefix, ylabel, log in (
+            ("gradient_norm", "gradient norm at initialisation", True),
+            ("rank_collapse", "rank-collapse ratio at initialisation", False),
+        ):
+            lines = diagnostics_by_line(runs, claim.diagnostics, prefix)
+            if lines:
+                name = f"{claim.name}_{prefix}.png"
+                plot_layers(lines, claim.diagnostics, ylabel, out_dir / name, log)
+                figures.append((f"{ylabel} per layer (deepest stack, mean over seeds)", name))
+    if claim.steps_to is not None:
+        curves = curves_by_setting(runs)
+        if curves:
+            name = f"{claim.name}_curves.png"
+            ordered_curves = dict(sorted(curves.items(), key=lambda item: sort_key(item[0], claim.knobs)))
+            plot_curves(ordered_curves, claim.knobs, claim.steps_to, out_dir / name)
+            figures.append(("validation token accuracy against training steps, every seed", name))
+    return Assessment(claim, sweep_dir, runs, evidence, claim.judge(evidence), figures)

@@ -1,0 +1,54 @@
+"""`tx-claims [SWEEP_DIR ...]`: judge the lecture's claims on their finished sweeps and write report.md."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # the event-file reader imports TensorFlow
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="tx-claims",
+        description="Apply each claim's pre-stated rule to its finished sweep (tx-train sweep=claim_<name>) "
+        "and write report.md with the tables and plots.",
+    )
+    parser.add_argument(
+        "sweeps",
+        nargs="*",
+        type=Path,
+        default=[Path("outputs/sweeps")],
+        help="claim sweep folders, or a folder holding claim_<name>/<date>_<time>/ sweeps, whose newest "
+        "sweep with runs is used (default: outputs/sweeps)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("outputs/claims"), help="report folder (default: outputs/claims)"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parse_args(argv)
+    from tx_keras.claims.sweep_folders import ClaimsError, find_sweeps
+
+    try:
+        sweeps = find_sweeps(args.sweeps)
+    except ClaimsError as error:
+        print(f"tx-claims: error: {error}", file=sys.stderr)
+        sys.exit(2)
+    from tx_keras.claims import CLAIMS
+    from tx_keras.claims.assessment import assess
+    from tx_keras.claims.report import write_report
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    assessments = [assess(CLAIMS[name], folder, args.out) for name, folder in sweeps.items()]
+    for assessment in assessments:
+        print(f"{assessment.claim.name}: {assessment.verdict.outcome}: {assessment.verdict.reason}")
+    print(f"tx-claims: wrote {write_report(assessments, args.out)}")
+
+
+if __name__ == "__main__":
+    main()
