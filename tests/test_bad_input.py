@@ -83,7 +83,10 @@ CASES = [
         ["data=parallel_text", "data.path={root}/none.tsv"],
         E + "data.path={root}/none.tsv: no such file",
     ),
-    (["data=parallel_text", "data.path={root}/empty.tsv"], E + "data.path={root}/empty.tsv: the file is empty"),
+    (
+        ["data=parallel_text", "data.path={root}/empty.tsv"],
+        E + "data.path={root}/empty.tsv: the file is empty",
+    ),
     (
         ["data=parallel_text", "data.path={root}/junk.tsv"],
         E + "{root}/junk.tsv: no valid sentence pairs (2 lines: 2 malformed",
@@ -100,7 +103,10 @@ CASES = [
         ["data=parallel_text", "data.path={root}/pairs.tsv", "data.tokenizer=bytes"],
         E + "data.tokenizer='bytes' is not allowed; choose one of: wordpiece, characters",
     ),
-    (["trainer.batching=sorted"], E + "trainer.batching='sorted' is not allowed; choose one of: fixed, bucket"),
+    (
+        ["trainer.batching=sorted"],
+        E + "trainer.batching='sorted' is not allowed; choose one of: fixed, bucket",
+    ),
     (["trainer.batch_tokens=512"], E + "trainer.batch_tokens=512 needs trainer.batching=bucket"),
     (["trainer.objective=test_bleu"], E + "trainer.objective=test_bleu is measured only on real text"),
     (["resume={root}/missing"], E + "resume={root}/missing: {root}/missing does not exist"),

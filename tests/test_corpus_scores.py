@@ -25,7 +25,11 @@ def _ids(task: Task, pieces: list[list[str]]) -> np.ndarray:
 
 def test_a_perfect_prediction_scores_100():
     task = _task()
-    pieces = [["L'", "##homme", "qui", "rit", "##."], ["Salut", "!"], ["Il", "est", "parti", "en", "septembre."]]
+    pieces = [
+        ["L'", "##homme", "qui", "rit", "##."],
+        ["Salut", "!"],
+        ["Il", "est", "parti", "en", "septembre."],
+    ]
     hypotheses = [task.detokenize_target(row) for row in _ids(task, pieces)]
     assert hypotheses == REFERENCES  # the detokenizer restores the original spacing
     assert corpus_scores(hypotheses, REFERENCES) == pytest.approx({"bleu": 100.0, "chrf": 100.0})

@@ -13,13 +13,19 @@ from tests.conftest import tx_train
 from tx_keras.data import build_task
 
 SUBJECTS = [("I", "Je", "suis"), ("You", "Tu", "es"), ("He", "Il", "est"), ("She", "Elle", "est")]
-STATES = [("tired", "fatigué"), ("happy", "heureux"), ("here", "là"), ("late", "en retard"), ("ready", "prêt")]
+STATES = [
+    ("tired", "fatigué"),
+    ("happy", "heureux"),
+    ("here", "là"),
+    ("late", "en retard"),
+    ("ready", "prêt"),
+]
 PLACES = [("in Paris", "à Paris"), ("at home", "à la maison"), ("in Africa", "en Afrique"), ("", "")]
 
 
 def _pairs() -> list[tuple[str, str]]:
     pairs = []
-    for (english, french, verb) in SUBJECTS:
+    for english, french, verb in SUBJECTS:
         be = {"I": "am", "You": "are"}.get(english, "is")
         for state, etat in STATES:
             for place, lieu in PLACES:
@@ -61,7 +67,9 @@ def _config(corpus: Path, **overrides) -> dict:
 
 def test_the_split_never_shares_a_source_and_is_reproducible(corpus):
     task = build_task(_config(corpus))
-    sources = {split: {source for source, _ in task.texts(split)} for split in ("train", "validation", "test")}
+    sources = {
+        split: {source for source, _ in task.texts(split)} for split in ("train", "validation", "test")
+    }
     assert not sources["train"] & sources["test"] and not sources["train"] & sources["validation"]
     assert not sources["validation"] & sources["test"]
     assert len(task.texts("test")) == 20 and len(task.texts("validation")) == 12
@@ -167,7 +175,7 @@ def test_tx_translate_reads_a_text_run(text_run, tmp_path):
 def test_saved_model_cli_shows_the_signatures(text_run, tmp_path):
     """TensorFlow's own saved_model_cli, in a process that has loaded tensorflow-text's ops."""
     run_dir, summary = text_run
-    cli = "import sys, tensorflow_text; from tensorflow.python.tools import saved_model_cli; saved_model_cli.main()"
+    cli = "import tensorflow_text\nfrom tensorflow.python.tools import saved_model_cli as c\nc.main()"
     shown = subprocess.run(
         [sys.executable, "-c", cli, "show", "--dir", str(run_dir / summary["export"]), "--all"],
         capture_output=True, text=True, timeout=300, cwd=tmp_path,
