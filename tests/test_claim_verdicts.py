@@ -78,6 +78,29 @@ def test_ffn_rule_does_not_hold_within_the_noise_and_is_inconclusive_for_a_small
     assert "does not make up for the missing FFN" in weak_deep.notes[1]
 
 
+def test_ffn_rule_notes_how_fast_each_memorises():
+    stats = _stats(
+        [
+            ({"data": "lookup", "model.ffn": "true", "model.num_encoder_layers": 1}, (1.0, 1.0, 0.999)),
+            ({"data": "lookup", "model.ffn": "false", "model.num_encoder_layers": 1}, (0.99, 0.98, 0.985)),
+        ]
+    )
+    steps = {
+        make_setting({"data": "lookup", "model.ffn": "true", "model.num_encoder_layers": 1}): (660, 792, 660),
+        make_setting({"data": "lookup", "model.ffn": "false", "model.num_encoder_layers": 1}): (
+            1320,
+            None,
+            1452,
+        ),
+    }
+    verdict = ffn_verdict(stats, steps)
+    assert verdict.outcome == INCONCLUSIVE  # real (> 2 pooled sd) but 0.015 < 0.10: the pre-stated bar
+    assert verdict.notes == (
+        "lookup, 1 layer, steps to the target accuracy: FFN on 704 ± 76 (3 of 3 reached), "
+        "off 1386 ± 93 (2 of 3 reached)",
+    )
+
+
 def _residual(deep_on, deep_off):
     rows = []
     for depth in (2, 8):

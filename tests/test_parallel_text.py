@@ -206,3 +206,15 @@ def test_data_path_is_required(tmp_path):
     assert result.returncode == 2
     assert "tx-train: error: data.path is required" in result.stderr
     assert not np.any(["Traceback" in line for line in result.stderr.splitlines()])
+
+
+def test_the_tatoeba_preset_composes_and_passes_the_config_check():
+    from hydra import compose, initialize_config_module
+
+    from tx_keras.config_check import check_config
+
+    with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["experiment=tatoeba_small", "data.path=pairs.tsv"])
+    check_config(cfg)
+    assert cfg.data.name == "parallel_text" and cfg.trainer.batching == "bucket"
+    assert cfg.trainer.max_train_minutes < 30 and cfg.model.d_model == 256

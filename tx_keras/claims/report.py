@@ -8,21 +8,13 @@ from collections import defaultdict
 from pathlib import Path
 
 from tx_keras.claims.assessment import Assessment
-from tx_keras.claims.seed_statistics import SeedStats
 from tx_keras.claims.settings import Setting, value_of
+from tx_keras.claims.verdicts import steps_text
 
 
 def _cell(setting: Setting, knob: str) -> str:
     value = dict(setting).get(knob)
     return "" if value is None else value
-
-
-def _steps_cell(found: tuple[int | None, ...]) -> str:
-    reached = [float(step) for step in found if step is not None]
-    if not found:
-        return "n/a"
-    text = SeedStats(tuple(reached)).text(0) if reached else "never"
-    return f"{text} ({len(reached)} of {len(found)} reached)"
 
 
 def table(assessment: Assessment) -> str:
@@ -43,7 +35,7 @@ def table(assessment: Assessment) -> str:
         row = [_cell(setting, knob) for knob in knobs]
         row += [str(stats.n), stats.text(), str(stats.diverged), str(stats.missing)]
         if claim.steps_to is not None:
-            row.append(_steps_cell(evidence.steps.get(setting, ())))
+            row.append(steps_text(evidence.steps.get(setting, ())))
         times = wall.get(setting, [])
         row.append(f"{sum(times) / len(times):.0f}" if times else "")
         lines.append("| " + " | ".join(row) + " |")

@@ -77,11 +77,23 @@ def attention_verdict(
     return Verdict(INCONCLUSIVE, numbers + "; attention helps but did not reach the threshold")
 
 
-def ffn_verdict(stats: Stats, min_gap: float = 0.10) -> Verdict:
+def steps_text(found: tuple[int | None, ...]) -> str:
+    """`1320 ± 76 (3 of 3 reached)`: the steps of the seeds that reached a target, and how many did."""
+    reached = [float(step) for step in found if step is not None]
+    if not found:
+        return "n/a"
+    text = SeedStats(tuple(reached)).text(0) if reached else "never"
+    return f"{text} ({len(reached)} of {len(found)} reached)"
+
+
+def ffn_verdict(
+    stats: Stats, steps: Mapping[Setting, tuple[int | None, ...]] | None = None, min_gap: float = 0.10
+) -> Verdict:
     """Claim 2, restated: the FFN adds per-token memory. Holds if on the random lookup table one layer with
     the FFN recalls more facts than without by more than 2 pooled sd and at least `min_gap`; does not
     hold if the difference is within 2 pooled sd (or negative); otherwise inconclusive. The notes give the
-    nuance: modular addition with and without FFN, and a 2-layer attention-only model on the table."""
+    nuance: how fast each memorises (`steps` to the target accuracy), modular addition with and without
+    the FFN, and a 2-layer attention-only model on the table."""
     one = {"model.num_encoder_layers": 1}
     with_ffn = select(stats, {"data": "lookup", "model.ffn": True, **one})
     without = select(stats, {"data": "lookup", "model.ffn": False, **one})
@@ -94,6 +106,14 @@ def ffn_verdict(stats: Stats, min_gap: float = 0.10) -> Verdict:
         f"{gap:.3f} (rule: > 2 pooled sd = {noise:.3f} and >= {min_gap})"
     )
     notes = []
+    if steps:
+        fast = select(steps, {"data": "lookup", "model.ffn": True, **one})
+        slow = select(steps, {"data": "lookup", "model.ffn": False, **one})
+        if fast is not None and slow is not None:
+            notes.append(
+                f"lookup, 1 layer, steps to the target accuracy: FFN on {steps_text(fast)}, "
+                f"off {steps_text(slow)}"
+            )
     add_on = select(stats, {"data": "modular_addition", "model.ffn": True, **one})
     add_off = select(stats, {"data": "modular_addition", "model.ffn": False, **one})
     if add_on and add_off and add_on.n and add_off.n:
