@@ -49,7 +49,7 @@ def resolve_corpus(location: str, cache_dir: str | Path | None = None, sha256: s
         raise CorpusError(
             f"data.path={location}: unsupported URL scheme {scheme}://; use http, https or file"
         )
-    return _cached_download(location, _cache_folder(cache_dir), expected)
+    return _cached_download(location, cache_folder(cache_dir), expected)
 
 
 def _checked_digest(sha256: str | None) -> str | None:
@@ -75,7 +75,8 @@ def _local_file(location: str) -> Path:
     return path
 
 
-def _cache_folder(cache_dir: str | Path | None) -> Path:
+def cache_folder(cache_dir: str | Path | None) -> Path:
+    """The cache folder: `cache_dir`, else $TX_KERAS_CACHE, else ~/.cache/tx_keras/corpora."""
     if cache_dir is None:
         cache_dir = os.environ.get("TX_KERAS_CACHE") or Path.home() / ".cache" / "tx_keras" / "corpora"
     return Path(cache_dir).expanduser().absolute()

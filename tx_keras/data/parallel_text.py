@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from tx_keras.data.corpus_location import resolve_corpus
+from tx_keras.data.corpus_location import cache_folder, resolve_corpus
 from tx_keras.data.parallel_corpus import read_parallel_corpus
 from tx_keras.data.source_split import split_by_source
 from tx_keras.data.task import SPLITS, Task, pad_rows
@@ -52,7 +52,7 @@ def build_parallel_text(cfg: Mapping) -> Task:
     size = int(cfg.get("vocab_size", 8000))
     train_sources = [source for source, _ in pairs["train"]]
     train_targets = [target for _, target in pairs["train"]]
-    cache = _vocabulary_cache(cfg.get("cache_dir"))
+    cache = cache_folder(cfg.get("cache_dir")) / "vocabularies"
     if cfg.get("shared_vocabulary", False):
         source_vocab = target_vocab = _learned([train_sources + train_targets], text_format, size, cache)[0]
     else:
@@ -111,11 +111,6 @@ def _tokenized(texts: list[str], tokenizer: TextTokenizer) -> list[list[int]]:
         .map(tokenizer.tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     )
     return [row for batch in dataset for row in batch.to_list()]
-
-
-def _vocabulary_cache(cache_dir: str | None) -> Path:
-    root = cache_dir or os.environ.get("TX_KERAS_CACHE") or Path.home() / ".cache" / "tx_keras" / "corpora"
-    return Path(root).expanduser().absolute() / "vocabularies"
 
 
 def _learned(corpora: list[list[str]], text_format: TextFormat, size: int, cache: Path) -> list[Vocabulary]:
