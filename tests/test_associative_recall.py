@@ -1,9 +1,8 @@
-"""Multi-query associative recall: pairs, fillers, queries at fixed positions, and the recalled values."""
+"""Multi-query associative recall: queries first, then the pairs, and the recalled values."""
 
 import pytest
 
 from tx_keras.data import build_task
-from tx_keras.data.associative_recall import FILLER
 
 SIZES = {"num_train": 200, "num_validation": 20, "num_test": 20}
 
@@ -11,15 +10,13 @@ SIZES = {"num_train": 200, "num_validation": 20, "num_test": 20}
 def test_every_target_is_the_value_paired_with_its_query():
     task = build_task({"name": "associative_recall", "seed": 2, **SIZES})
     assert (task.source_length, task.target_length) == (2 * 16 + 16 + 1, 16 + 2)
-    assert len(task.source_vocab) == 32 + 32 + 1 + 4 and len(task.target_vocab) == 32 + 4
+    assert len(task.source_vocab) == 32 + 32 + 4 and len(task.target_vocab) == 32 + 4
     pair_counts = set()
     for source, target in task.texts("train"):
         words = source.split()
-        assert len(words) == 48
-        pairs_region, queries = words[:32], words[32:]
-        real = [word for word in pairs_region if word != FILLER]
-        assert pairs_region[len(real) :] == [FILLER] * (32 - len(real))  # fillers only after the pairs
-        keys, values = real[0::2], real[1::2]
+        queries, pairs_region = words[:16], words[16:]  # the i-th query at position i, as its answer
+        assert len(pairs_region) % 2 == 0
+        keys, values = pairs_region[0::2], pairs_region[1::2]
         pair_counts.add(len(keys))
         assert all(k.startswith("k") for k in keys) and all(v.startswith("v") for v in values)
         assert len(set(keys)) == len(keys)

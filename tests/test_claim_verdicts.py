@@ -3,7 +3,7 @@
 import pytest
 
 from tx_keras.claims.seed_statistics import SeedStats
-from tx_keras.claims.settings import make_setting
+from tx_keras.claims.settings import make_setting, value_of
 from tx_keras.claims.verdicts import (
     DOES_NOT_HOLD,
     HOLDS,
@@ -145,10 +145,27 @@ def test_norm_rule_needs_both_halves():
     assert "lr 0.01: post-LN without warm-up 0.063 ± 0.006" in holds.reason
     assert holds.notes[0].endswith("0.01: yes (0.553 ± 0.050 vs 0.063 ± 0.006)")
     assert "0.001: no" in holds.notes[0]
+    assert holds.notes[1].startswith("warm-up 300 rescues post-LN, by learning rate: 0.001: no")
+    assert holds.notes[1].endswith("0.01: yes (0.927 ± 0.025 vs 0.063 ± 0.006)")
+    assert len(holds.notes) == 2  # no divergence, no note about it
     one_half = _norm(post_cold=(0.06, 0.06, 0.07), pre_cold=(0.56, 0.5, 0.6), post_warm=(0.06, 0.07, 0.06))
     assert one_half.outcome == INCONCLUSIVE and "only one half" in one_half.reason
     neither = _norm(post_cold=(0.9, 0.8, 0.85), pre_cold=(0.86, 0.84, 0.85), post_warm=(0.84, 0.86, 0.85))
     assert neither.outcome == DOES_NOT_HOLD
+
+
+def test_norm_notes_count_the_diverged_runs_by_norm():
+    rows = [
+        ({"model.norm": norm, "trainer.learning_rate": "1e-2", "trainer.warmup_steps": warmup}, values)
+        for norm, values in (("post", (0.06, 0.07, 0.06)), ("pre", (0.5, 0.6, 0.6)), ("none", (0, 0, 0)))
+        for warmup in (0, 300)
+    ]
+    stats = {
+        setting: SeedStats(seed.values, diverged=3 if value_of(setting, "model.norm") == "none" else 0)
+        for setting, seed in _stats(rows).items()
+    }
+    expected = "runs whose loss became NaN, by norm: post 0 of 6, pre 0 of 6, none 6 of 6"
+    assert norm_verdict(stats).notes[-1] == expected
 
 
 def test_heads_rule_uses_steps_when_both_reach_the_target_else_accuracy():

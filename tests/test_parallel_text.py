@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import tx_train
 from tx_keras.data import build_task
+from tx_keras.evaluation import corpus_scores
 
 SUBJECTS = [("I", "Je", "suis"), ("You", "Tu", "es"), ("He", "Il", "est"), ("She", "Elle", "est")]
 STATES = [
@@ -133,6 +134,19 @@ def test_a_tiny_run_writes_bleu_and_chrf(text_run):
     assert data["pairs"]["test"] == 20 and data["lines"]["malformed"] == 1
     assert 0.0 <= data["padding_fraction"] < 0.5
     assert (run_dir / "text_format.json").is_file()
+
+
+def test_the_test_translations_are_written_beside_the_scores(text_run):
+    """The TSV holds the very hypotheses the summary scored: rescoring it gives the same BLEU and chrF."""
+    run_dir, summary = text_run
+    for decoder, suffix in (("greedy", ""), ("beam", "_beam")):
+        lines = (run_dir / "translations" / f"test_{decoder}.tsv").read_text(encoding="utf-8").splitlines()
+        assert lines[0] == "source\treference\thypothesis" and len(lines) == 1 + 20
+        rows = [line.split("\t") for line in lines[1:]]
+        assert all(len(row) == 3 for row in rows)
+        scores = corpus_scores([row[2] for row in rows], [row[1] for row in rows])
+        assert scores["bleu"] == pytest.approx(summary["metrics"][f"test_bleu{suffix}"])
+        assert scores["chrf"] == pytest.approx(summary["metrics"][f"test_chrf{suffix}"])
 
 
 CLIENT = """

@@ -210,16 +210,36 @@ def norm_verdict(stats: Stats) -> Verdict:
         f"post-LN with {longest} warm-up steps {post_warm.text()} "
         f"(b: difference {warm_gap:.3f} vs {warm_noise:.3f}: {'yes' if second else 'no'})"
     )
-    shows = []
-    for rate in rates:
-        pair = [
-            select(stats, {"trainer.learning_rate": rate, "model.norm": norm, "trainer.warmup_steps": 0})
-            for norm in ("pre", "post")
-        ]
-        if all(pair) and all(stats.n >= 2 for stats in pair):
-            gap, noise = _gap(*pair)
-            shows.append(f"{rate}: {'yes' if gap > noise else 'no'} ({pair[0].text()} vs {pair[1].text()})")
-    notes = ("pre-LN beats post-LN without warm-up, by learning rate: " + "; ".join(shows),) if shows else ()
+    comparisons = {
+        "pre-LN beats post-LN without warm-up": (("pre", 0), ("post", 0)),
+        f"warm-up {longest} rescues post-LN": (("post", longest), ("post", 0)),
+    }
+    notes = []
+    for label, sides in comparisons.items():
+        shows = []
+        for rate in rates:
+            at_rate = {"trainer.learning_rate": rate}
+            pair = [
+                select(stats, {**at_rate, "model.norm": norm, "trainer.warmup_steps": warm})
+                for norm, warm in sides
+            ]
+            if all(pair) and all(side.n >= 2 for side in pair):
+                gap, noise = _gap(*pair)
+                answer = "yes" if gap > noise else "no"
+                shows.append(f"{rate}: {answer} ({pair[0].text()} vs {pair[1].text()})")
+        if shows:
+            notes.append(f"{label}, by learning rate: " + "; ".join(shows))
+    diverged = {
+        norm: (sum(side.diverged for side in sides), sum(len(side.values) for side in sides))
+        for norm in ("post", "pre", "none")
+        if (sides := [side for setting, side in stats.items() if value_of(setting, "model.norm") == norm])
+    }
+    if any(count for count, _ in diverged.values()):
+        notes.append(
+            "runs whose loss became NaN, by norm: "
+            + ", ".join(f"{norm} {count} of {runs}" for norm, (count, runs) in diverged.items())
+        )
+    notes = tuple(notes)
     if first and second:
         return Verdict(HOLDS, numbers, notes)
     if not first and not second:

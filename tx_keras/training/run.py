@@ -21,7 +21,7 @@ from tx_keras.config_check import ConfigError, check_config
 from tx_keras.data import Task, build_task, make_dataset
 from tx_keras.data.length_batches import length_batches, padding_fraction, row_lengths
 from tx_keras.decoding import cached_greedy_decoder, decode_in_batches, exact_match
-from tx_keras.evaluation import corpus_scores
+from tx_keras.evaluation import corpus_scores, write_translations
 from tx_keras.export.run_export import save_and_export
 from tx_keras.models import Transformer
 from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
@@ -38,6 +38,8 @@ from tx_keras.training.precision import precision_policy
 from tx_keras.training.resume import start_or_resume
 from tx_keras.training.summary import write_summary
 from tx_keras.user_error import UserError
+
+TRANSLATIONS = "translations"  # run_dir/translations/test_<decoder>.tsv: source, reference, hypothesis
 
 
 def build_model(cfg: DictConfig, task: Task) -> Transformer:
@@ -67,10 +69,12 @@ def compile_model(model: Transformer, trainer: DictConfig) -> keras.optimizers.s
     return schedule
 
 
-def _evaluate(model: Transformer, task: Task, decoders: dict, trainer: DictConfig) -> dict[str, float]:
+def _evaluate(
+    model: Transformer, task: Task, decoders: dict, trainer: DictConfig, run_dir: Path
+) -> dict[str, float]:
     """Teacher-forced loss/accuracy and greedy-decoding exact-match on validation and test; for real
     text also corpus BLEU and chrF of the detokenized output (greedy, and on test each other decoder,
-    e.g. `test_bleu_beam`)."""
+    e.g. `test_bleu_beam`), with the test translations in run_dir/translations/test_<decoder>.tsv."""
     metrics: dict[str, float] = {}
     for split in ("validation", "test"):
         source, target = task.splits[split]
@@ -86,10 +90,14 @@ def _evaluate(model: Transformer, task: Task, decoders: dict, trainer: DictConfi
             if task.text_format is None:
                 continue
             hypotheses = [task.detokenize_target(row) for row in predicted]
-            references = [reference for _, reference in task.texts(split)]
+            sources, references = zip(*task.texts(split), strict=True)
             suffix = "" if name == "greedy" else f"_{name}"
             for score, value in corpus_scores(hypotheses, references).items():
                 metrics[f"{split}_{score}{suffix}"] = value
+            if split == "test":
+                write_translations(
+                    run_dir / TRANSLATIONS / f"test_{name}.tsv", sources, references, hypotheses
+                )
     return metrics
 
 
@@ -220,7 +228,7 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         decoders["beam"] = beam_search_decoder(
             model, task.target_length - 1, cfg.export.beam_width, cfg.export.length_penalty
         )
-    metrics.update(_evaluate(model, task, decoders, cfg.trainer))
+    metrics.update(_evaluate(model, task, decoders, cfg.trainer, run_dir))
     fields.update(save_and_export(run_dir, model, task, cfg.export))
     return {**fields, "status": "completed", "metrics": metrics}
 
