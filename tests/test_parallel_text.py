@@ -113,6 +113,7 @@ def text_run(corpus, tmp_path_factory):
         "data.num_test=20",
         "data.vocab_size=200",
         "model=tiny",
+        "model.tie_embeddings=true",  # as the tatoeba_small preset: the export must serve a tied model
         "trainer.epochs=2",
         "trainer.batching=bucket",
         "trainer.batch_tokens=256",
@@ -127,7 +128,7 @@ def text_run(corpus, tmp_path_factory):
 
 def test_a_tiny_run_writes_bleu_and_chrf(text_run):
     run_dir, summary = text_run
-    assert summary["status"] == "completed"
+    assert summary["status"] == "completed" and summary["config"]["model"]["tie_embeddings"] is True
     for name in ("test_bleu", "test_chrf", "test_bleu_beam", "test_chrf_beam", "validation_bleu"):
         assert 0.0 <= summary["metrics"][name] <= 100.0, name
     data = summary["data"]

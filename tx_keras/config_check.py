@@ -56,6 +56,7 @@ _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] =
     "model.attention_impl": ((str,), _one_of(*ATTENTION_IMPLEMENTATIONS)),
     "model.positions": ((str,), _one_of(*POSITION_KINDS)),
     "model.fused_qkv": ((bool,), None),
+    "model.tie_embeddings": ((bool,), None),
     "data.name": ((str,), _one_of(*TASKS)),
     "trainer.epochs": ((int,), _at_least(1)),
     "trainer.batch_size": ((int,), _at_least(1)),

@@ -72,6 +72,11 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             self._learned.build((None,))
         self.built = True
 
+    @property
+    def token_table(self):
+        """The (vocab_size, d_model) token embeddings: a tied output projection reuses them as its weights."""
+        return self._tokens.embeddings
+
     def call(self, ids, start=0):
         """`start` is the position of the first id: a cached decoder embeds one new token at position t."""
         embedded = self._tokens(ids)

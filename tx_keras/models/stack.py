@@ -72,6 +72,11 @@ class Stack(keras.layers.Layer):
             else None
         )
 
+    @property
+    def token_table(self):
+        """The stack's (vocab_size, d_model) token embeddings (see Transformer's tie_embeddings)."""
+        return self._embedding.token_table
+
     def _build_stack(self, ids_shape, *block_shapes) -> None:
         self._embedding.build(ids_shape)
         hidden_shape = (*ids_shape, self.d_model)

@@ -30,6 +30,9 @@ class Transformer(keras.Model):
             weights and outputs as separate ones, faster (fused attention only).
         attention: "full" (attention by content) or "none" (each position reads only its aligned position,
             `AlignedAttention`: the "attention gives context" control).
+        tie_embeddings: the logits are the decoder states times the decoder's own token embeddings (plus a
+            bias) instead of a separate Dense: one matrix for a word in and out (Press & Wolf 2017), so a
+            rare word's output row learns from its input uses too; V x d_model fewer weights.
     """
 
     def __init__(
@@ -52,6 +55,7 @@ class Transformer(keras.Model):
         positions: str = "sinusoidal",
         fused_qkv: bool = False,
         attention: str = "full",
+        tie_embeddings: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -61,7 +65,7 @@ class Transformer(keras.Model):
         self.d_model, self.num_heads, self.dff, self.dropout = d_model, num_heads, dff, dropout
         self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
         self.attention_impl, self.positions, self.fused_qkv = attention_impl, positions, fused_qkv
-        self.attention = attention
+        self.attention, self.tie_embeddings = attention, tie_embeddings
         shared = dict(
             d_model=d_model,
             num_heads=num_heads,
@@ -86,17 +90,30 @@ class Transformer(keras.Model):
         # The projection is a third of a step's FLOPs at an 8k vocabulary: it runs in the compute dtype
         # (bfloat16 under mixed precision), and `logits` casts its output to float32 for the softmax and
         # loss, as Keras' mixed-precision guide places the float32 boundary at the softmax.
-        self.projection = keras.layers.Dense(target_vocab_size, name="logits", dtype=self.dtype_policy)
+        self.projection = (
+            None
+            if tie_embeddings
+            else keras.layers.Dense(target_vocab_size, name="logits", dtype=self.dtype_policy)
+        )
 
     def build(self, input_shape):
         source_shape, target_shape = (tuple(shape) for shape in input_shape)
         self.encoder.build(source_shape)
         self.decoder.build(target_shape, (*source_shape, self.d_model))
-        self.projection.build((*target_shape, self.d_model))
+        if self.projection is None:
+            self.logits_bias = self.add_weight(
+                shape=(self.target_vocab_size,), initializer="zeros", name="logits_bias"
+            )
+        else:
+            self.projection.build((*target_shape, self.d_model))
         self.built = True
 
     def logits(self, hidden):
         """Target-vocabulary logits (float32) from decoder states (B, T, d_model)."""
+        if self.projection is None:
+            table = ops.cast(self.decoder.token_table, hidden.dtype)
+            logits = ops.matmul(hidden, ops.transpose(table)) + ops.cast(self.logits_bias, hidden.dtype)
+            return ops.cast(logits, "float32")
         return ops.cast(self.projection(hidden), "float32")
 
     def encode(self, source_ids, training=None):
@@ -158,4 +175,5 @@ class Transformer(keras.Model):
             "positions": self.positions,
             "fused_qkv": self.fused_qkv,
             "attention": self.attention,
+            "tie_embeddings": self.tie_embeddings,
         }
