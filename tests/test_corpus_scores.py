@@ -14,7 +14,14 @@ def _task() -> Task:
     tokens = ["L'", "##homme", "qui", "rit", "##.", "Salut", "!", "Il", "est", "parti", "en", "septembre."]
     vocab = Vocabulary(tokens)
     empty = np.zeros((1, 2), np.int32)
-    return Task("t", vocab, vocab, {s: (empty, empty) for s in ("train", "validation", "test")}, TextFormat())
+    return Task(
+        "t",
+        vocab,
+        vocab,
+        {s: (empty, empty) for s in ("train", "validation", "test")},
+        TextFormat(),
+        TextFormat(),
+    )
 
 
 def _ids(task: Task, pieces: list[list[str]]) -> np.ndarray:

@@ -9,7 +9,7 @@ from omegaconf import MissingMandatoryValue
 
 from tx_keras.data import TASKS
 from tx_keras.data.pipeline import BATCHING
-from tx_keras.data.text_format import TOKENIZER_KINDS
+from tx_keras.data.text_format import TOKENIZER_CHOICES
 from tx_keras.layers import ATTENTION_IMPLEMENTATIONS, ATTENTION_KINDS, NORM_MODES, POSITION_KINDS
 from tx_keras.training.learning_rate import SCHEDULES
 from tx_keras.training.precision import PRECISIONS
@@ -39,6 +39,10 @@ def _fraction(value: float) -> str | None:
     return None if 0.0 <= value < 1.0 else "must be in [0, 1)"
 
 
+def _share(value: float) -> str | None:
+    return None if 0.0 <= value <= 1.0 else "must be in [0, 1]"
+
+
 # Every key the run reads: key -> (accepted types, value rule or None).
 _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] = {
     "seed": ((int,), _at_least(0)),
@@ -64,6 +68,7 @@ _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] =
     "trainer.batch_tokens": ((int, type(None)), None),
     "trainer.max_train_minutes": ((int, float, type(None)), None),
     "trainer.schedule": ((str,), _one_of(*SCHEDULES)),
+    "trainer.cooldown": ((float, int), _share),
     "trainer.warmup_steps": ((int,), _at_least(0)),  # >= 1 for noam: checked below
     "trainer.lr_scale": ((float, int), _at_least(1e-12)),
     "trainer.learning_rate": ((float, int), _at_least(1e-12)),
@@ -97,7 +102,7 @@ _TASK_RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | Non
     "data.lowercase": ((bool,), None),
     "data.max_words": ((int, type(None)), None),
     "data.max_pairs": ((int, type(None)), None),
-    "data.tokenizer": ((str,), _one_of(*TOKENIZER_KINDS)),
+    "data.tokenizer": ((str,), _one_of(*TOKENIZER_CHOICES)),
     "data.shared_vocabulary": ((bool,), None),
     "data.length": ((int,), _at_least(1)),
     "data.min_length": ((int,), _at_least(1)),

@@ -18,6 +18,7 @@ from tx_keras.data.source_split import split_by_source
 from tx_keras.data.task import SPLITS, Task, pad_rows
 from tx_keras.data.text_format import TextFormat
 from tx_keras.data.text_tokenizer import TextTokenizer
+from tx_keras.data.unspaced_script import tokenizer_for
 from tx_keras.data.vocabulary import Vocabulary
 from tx_keras.data.vocabulary_learning import learn_vocabulary
 
@@ -48,17 +49,23 @@ def build_parallel_text(cfg: Mapping) -> Task:
         seed=int(cfg.get("seed", 0)),
         max_pairs=cfg.get("max_pairs"),
     )
-    text_format = TextFormat(str(cfg.get("tokenizer", "wordpiece")), bool(cfg.get("lowercase", False)))
-    size = int(cfg.get("vocab_size", 8000))
     train_sources = [source for source, _ in pairs["train"]]
     train_targets = [target for _, target in pairs["train"]]
+    shared = bool(cfg.get("shared_vocabulary", False))
+    lowercase = bool(cfg.get("lowercase", False))
+    source_kind, target_kind = _tokenizer_kinds(
+        str(cfg.get("tokenizer", "wordpiece")), shared, train_sources, train_targets
+    )
+    source_format, target_format = TextFormat(source_kind, lowercase), TextFormat(target_kind, lowercase)
+    size = int(cfg.get("vocab_size", 8000))
     cache = cache_folder(cfg.get("cache_dir")) / "vocabularies"
-    if cfg.get("shared_vocabulary", False):
-        source_vocab = target_vocab = _learned([train_sources + train_targets], text_format, size, cache)[0]
+    if shared:
+        source_vocab = target_vocab = _learned(train_sources + train_targets, source_format, size, cache)
     else:
-        source_vocab, target_vocab = _learned([train_sources, train_targets], text_format, size, cache)
-    source_tokenizer = TextTokenizer(source_vocab, text_format)
-    target_tokenizer = TextTokenizer(target_vocab, text_format)
+        source_vocab = _learned(train_sources, source_format, size, cache)
+        target_vocab = _learned(train_targets, target_format, size, cache)
+    source_tokenizer = TextTokenizer(source_vocab, source_format)
+    target_tokenizer = TextTokenizer(target_vocab, target_format)
     ids = {
         split: (
             _tokenized([s for s, _ in pairs[split]], source_tokenizer),
@@ -79,20 +86,36 @@ def build_parallel_text(cfg: Mapping) -> Task:
         "corpus": reading.name,
         "lines": dict(reading.counts),
         "pairs": {split: len(pairs[split]) for split in SPLITS},
+        "tokenizers": {"source": source_kind, "target": target_kind},
         "vocabulary": {"source": len(source_vocab), "target": len(target_vocab)},
         "unknown_target_tokens": {split: _unknown_share(splits[split][1]) for split in SPLITS},
     }
     log.info(
-        "parallel_text: %s train / %s validation / %s test pairs; vocabularies %d + %d %s tokens; "
+        "parallel_text: %s train / %s validation / %s test pairs; vocabularies %d %s + %d %s tokens; "
         "lengths up to %d source and %d target tokens",
         *report["pairs"].values(),
         len(source_vocab),
+        source_kind,
         len(target_vocab),
-        text_format.kind,
+        target_kind,
         source_length,
         target_length,
     )
-    return Task("parallel_text", source_vocab, target_vocab, splits, text_format, pairs, report)
+    return Task(
+        "parallel_text", source_vocab, target_vocab, splits, source_format, target_format, pairs, report
+    )
+
+
+def _tokenizer_kinds(choice: str, shared: bool, sources: list[str], targets: list[str]) -> tuple[str, str]:
+    """(source, target) tokenizer kinds: `choice` for both, or with `auto` characters for a side written
+    in an unspaced script and WordPiece otherwise (characters for both when they share a vocabulary
+    and either needs them)."""
+    if choice != "auto":
+        return choice, choice
+    kinds = tokenizer_for(sources), tokenizer_for(targets)
+    if shared and "characters" in kinds:
+        return "characters", "characters"
+    return kinds
 
 
 def _unknown_share(ids: np.ndarray) -> float:
@@ -113,20 +136,16 @@ def _tokenized(texts: list[str], tokenizer: TextTokenizer) -> list[list[int]]:
     return [row for batch in dataset for row in batch.to_list()]
 
 
-def _learned(corpora: list[list[str]], text_format: TextFormat, size: int, cache: Path) -> list[Vocabulary]:
-    """learn_vocabulary for each list of texts, cached by the texts, format and size: the WordPiece
-    learner takes about half a minute a language on 160k sentences, and every job of a sweep over the
-    same corpus would repeat it."""
-    vocabularies = []
-    for texts in corpora:
-        path = cache / f"{text_format.kind}-{size}-{_digest(texts, text_format, size)}.txt"
-        if not path.exists():
-            cache.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_suffix(f".{os.getpid()}.tmp")
-            learn_vocabulary(texts, text_format, size).to_file(temporary)
-            temporary.replace(path)  # atomic: a concurrent sweep job reads a whole file or none
-        vocabularies.append(Vocabulary.from_file(path))
-    return vocabularies
+def _learned(texts: list[str], text_format: TextFormat, size: int, cache: Path) -> Vocabulary:
+    """learn_vocabulary, cached by the texts, format and size: the WordPiece learner takes about half a
+    minute a language on 160k sentences, and every job of a sweep over the same corpus would repeat it."""
+    path = cache / f"{text_format.kind}-{size}-{_digest(texts, text_format, size)}.txt"
+    if not path.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        learn_vocabulary(texts, text_format, size).to_file(temporary)
+        temporary.replace(path)  # atomic: a concurrent sweep job reads a whole file or none
+    return Vocabulary.from_file(path)
 
 
 def _digest(texts: list[str], text_format: TextFormat, size: int) -> str:

@@ -32,7 +32,7 @@ class Task:
     Source rows are `tokens EOS` (the encoder needs no start marker); target rows are `SOS tokens EOS`
     so that shifting by one gives the teacher-forced decoder input and the labels.
 
-    Real-text tasks also carry their `text_format` (how tokens join back into text), the normalised
+    Real-text tasks also carry each side's `TextFormat` (how tokens join back into text), the normalised
     sentence pairs of each split in `pair_texts` (BLEU's references: the text itself, not its tokens,
     which may hold UNK) and a `report` of how the data was read (skipped lines, lengths).
     """
@@ -41,13 +41,19 @@ class Task:
     source_vocab: Vocabulary
     target_vocab: Vocabulary
     splits: dict[str, tuple[np.ndarray, np.ndarray]]
-    text_format: TextFormat | None = None
+    source_format: TextFormat | None = None
+    target_format: TextFormat | None = None
     pair_texts: dict[str, list[tuple[str, str]]] | None = None
     report: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if set(self.splits) != set(SPLITS):
             raise ValueError(f"task {self.name!r} splits must be exactly {SPLITS}, got {sorted(self.splits)}")
+
+    @property
+    def is_text(self) -> bool:
+        """A real-text task: scored with BLEU/chrF and exported with its tokenizers."""
+        return self.target_format is not None
 
     @property
     def source_length(self) -> int:
@@ -71,14 +77,14 @@ class Task:
     def detokenize_source(self, ids) -> str:
         """Readable source text: joined by the TextFormat for real text, by spaces otherwise."""
         words = self.source_vocab.decode(ids)
-        return self.text_format.join(words) if self.text_format is not None else " ".join(words)
+        return self.source_format.join(words) if self.source_format is not None else " ".join(words)
 
     def detokenize_target(self, ids) -> str:
         """Readable target text. Real text joins by its TextFormat; the synthetic tasks join words with
         spaces, except that a word ending in an apostrophe (French elision, `l'`) joins the next."""
         words = self.target_vocab.decode(ids)
-        if self.text_format is not None:
-            return self.text_format.join(words)
+        if self.target_format is not None:
+            return self.target_format.join(words)
         text = ""
         for word in words:
             text += word if not text or text.endswith("'") else f" {word}"

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 TOKENIZER_KINDS = ("wordpiece", "characters")
+TOKENIZER_CHOICES = (*TOKENIZER_KINDS, "auto")  # data.tokenizer; auto: per side (unspaced_script.py)
 
 SUFFIX = "##"  # WordPiece's mark of a piece that continues the previous one inside a word
 SPACE = "▁"  # the characters tokenizer's token for a space (tokens never contain whitespace)
@@ -16,8 +17,8 @@ _GLUE = re.compile(r"^##| ##")
 
 @dataclass(frozen=True)
 class TextFormat:
-    """The tokenizer kind and casing of a real-text task; saved beside the vocabularies in a run folder
-    so the exported model tokenizes served text exactly as training did.
+    """The tokenizer kind and casing of one side of a real-text task; saved beside the vocabularies in a
+    run folder (`save_formats`) so the exported model tokenizes served text exactly as training did.
 
     Both kinds are reversible on normalised text: WordPiece pieces are cut inside whitespace-separated
     words only (never at punctuation), so joining the words with one space and gluing `##` pieces
@@ -43,3 +44,17 @@ class TextFormat:
     @classmethod
     def from_file(cls, path: str | Path) -> TextFormat:
         return cls(**json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def save_formats(path: str | Path, source: TextFormat, target: TextFormat) -> None:
+    """Both sides' formats in one JSON file: {"source": {...}, "target": {...}}."""
+    formats = {"source": asdict(source), "target": asdict(target)}
+    Path(path).write_text(json.dumps(formats) + "\n", encoding="utf-8")
+
+
+def load_formats(path: str | Path) -> tuple[TextFormat, TextFormat]:
+    """(source, target) formats; a file from before per-side formats holds one format for both."""
+    formats = json.loads(Path(path).read_text(encoding="utf-8"))
+    if "kind" in formats:
+        return TextFormat(**formats), TextFormat(**formats)
+    return TextFormat(**formats["source"]), TextFormat(**formats["target"])

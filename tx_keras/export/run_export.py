@@ -16,7 +16,7 @@ import tensorflow as tf
 
 import tx_keras
 from tx_keras.data import Task
-from tx_keras.data.text_format import TextFormat
+from tx_keras.data.text_format import load_formats, save_formats
 from tx_keras.export.text_codec import TextCodec
 from tx_keras.export.translator import ATTENTION_MODES, Translator
 from tx_keras.export.word_codec import WordCodec
@@ -68,8 +68,8 @@ def save_for_export(run_dir: Path, model: Transformer, task: Task) -> None:
     """The trained model and both vocabularies, so `tx-export` can work from the run folder alone."""
     task.source_vocab.to_file(run_dir / SOURCE_VOCAB_FILE)
     task.target_vocab.to_file(run_dir / TARGET_VOCAB_FILE)
-    if task.text_format is not None:
-        task.text_format.to_file(run_dir / TEXT_FORMAT_FILE)
+    if task.is_text:
+        save_formats(run_dir / TEXT_FORMAT_FILE, task.source_format, task.target_format)
     model.save(run_dir / MODEL_FILE)
 
 
@@ -104,7 +104,7 @@ def _codec(run_dir: Path, max_source_length: int) -> WordCodec | TextCodec:
     """The run's tokenizers: WordPiece/characters when it trained on real text, else words."""
     vocabularies = run_dir / SOURCE_VOCAB_FILE, run_dir / TARGET_VOCAB_FILE
     if (run_dir / TEXT_FORMAT_FILE).is_file():
-        return TextCodec(*vocabularies, TextFormat.from_file(run_dir / TEXT_FORMAT_FILE), max_source_length)
+        return TextCodec(*vocabularies, *load_formats(run_dir / TEXT_FORMAT_FILE), max_source_length)
     return WordCodec(*vocabularies, max_source_length)
 
 

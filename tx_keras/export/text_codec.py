@@ -23,13 +23,14 @@ class TextCodec(tf.Module):
         self,
         source_vocab_file: str | Path,
         target_vocab_file: str | Path,
-        text_format: TextFormat,
+        source_format: TextFormat,
+        target_format: TextFormat,
         max_source_length: int,
     ):
         super().__init__(name="text_codec")
         self.max_source_length = max_source_length
-        self.source = TextTokenizer(Vocabulary.from_file(source_vocab_file), text_format)
-        self.target = TextTokenizer(Vocabulary.from_file(target_vocab_file), text_format)
+        self.source = TextTokenizer(Vocabulary.from_file(source_vocab_file), source_format)
+        self.target = TextTokenizer(Vocabulary.from_file(target_vocab_file), target_format)
 
     def _with_eos(self, ids: tf.RaggedTensor) -> tf.RaggedTensor:
         """Cut to leave room for EOS, then append it, as training rows are."""

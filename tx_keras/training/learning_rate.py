@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import keras
 
 from tx_keras.training.constant_schedule import ConstantSchedule
+from tx_keras.training.cooldown import Cooldown
 from tx_keras.training.schedule import NoamSchedule
 
 # `trainer.schedule`: the paper's warm-up + inverse-sqrt decay, or a constant rate after a linear warm-up.
@@ -15,10 +16,13 @@ SCHEDULES = ("noam", "constant")
 
 def build_schedule(trainer: Mapping, d_model: int) -> keras.optimizers.schedules.LearningRateSchedule:
     """Noam from `warmup_steps` and `lr_scale` (the default when `schedule` is absent), or constant from
-    `learning_rate` and `warmup_steps` (0 allowed)."""
+    `learning_rate` and `warmup_steps` (0 allowed); wrapped in a `Cooldown` when `cooldown` > 0."""
     kind = trainer.get("schedule", "noam")
     if kind == "noam":
-        return NoamSchedule(d_model, trainer["warmup_steps"], trainer["lr_scale"])
-    if kind == "constant":
-        return ConstantSchedule(trainer["learning_rate"], trainer["warmup_steps"])
-    raise ValueError(f"trainer.schedule={kind!r} is unknown; choose one of: {', '.join(SCHEDULES)}")
+        schedule = NoamSchedule(d_model, trainer["warmup_steps"], trainer["lr_scale"])
+    elif kind == "constant":
+        schedule = ConstantSchedule(trainer["learning_rate"], trainer["warmup_steps"])
+    else:
+        raise ValueError(f"trainer.schedule={kind!r} is unknown; choose one of: {', '.join(SCHEDULES)}")
+    cooldown = trainer.get("cooldown", 0.0)
+    return Cooldown(schedule, cooldown) if cooldown else schedule

@@ -26,10 +26,12 @@ from tx_keras.export.run_export import save_and_export
 from tx_keras.models import Transformer
 from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
 from tx_keras.training.callbacks.attention_maps import epochs_to_log
+from tx_keras.training.callbacks.cooldown_clock import CooldownClock
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
-from tx_keras.training.callbacks.time_budget import TimeBudget
+from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
 from tx_keras.training.checkpoint import CHECKPOINT_PATH, Checkpoint, EpochCheckpoint, restore
+from tx_keras.training.cooldown import Cooldown
 from tx_keras.training.hparams import write_hparams
 from tx_keras.training.learning_rate import build_schedule
 from tx_keras.training.masked_accuracy import MaskedAccuracy
@@ -87,7 +89,7 @@ def _evaluate(
             predicted = decode_in_batches(decode, source)
             if name == "greedy":
                 metrics[f"{split}_exact_match"] = exact_match(predicted, target, task.target_vocab)
-            if task.text_format is None:
+            if not task.is_text:
                 continue
             hypotheses = [task.detokenize_target(row) for row in predicted]
             sources, references = zip(*task.texts(split), strict=True)
@@ -151,14 +153,24 @@ def _dashboard(
     return callbacks
 
 
-def _padding(task: Task, cfg: DictConfig) -> float:
-    """The share of padding in the training batches of the first epoch, as batched by this config."""
-    source, target = task.splits["train"]
+def _first_epoch_batches(task: Task, cfg: DictConfig) -> list[np.ndarray] | None:
+    """The training split's row indices per batch in epoch 0 as bucketed by this config; None for
+    fixed batching (every batch `batch_size` rows)."""
     if cfg.trainer.batching == "fixed":
-        return round(padding_fraction(source, target, None), 4)
+        return None
+    source, target = task.splits["train"]
     lengths = np.maximum(row_lengths(source), row_lengths(target))
-    batches = length_batches(lengths, cfg.trainer.batch_size, cfg.trainer.batch_tokens, cfg.seed, 0)
-    return round(padding_fraction(source, target, batches), 4)
+    return length_batches(lengths, cfg.trainer.batch_size, cfg.trainer.batch_tokens, cfg.seed, 0)
+
+
+def _padding(task: Task, batches: list[np.ndarray] | None) -> float:
+    """The share of padding in the training batches of the first epoch."""
+    return round(padding_fraction(*task.splits["train"], batches), 4)
+
+
+def _steps_per_epoch(task: Task, cfg: DictConfig, batches: list[np.ndarray] | None) -> int:
+    """Batches per epoch (a token budget varies it by a few from epoch to epoch: epoch 0's count)."""
+    return len(batches) if batches is not None else -(-len(task.splits["train"][0]) // cfg.trainer.batch_size)
 
 
 def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint | None) -> dict[str, Any]:
@@ -175,7 +187,7 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         raise ConfigError(f"data: {error}") from None
     with precision_policy(cfg.trainer.precision):  # per run: sweep jobs share the global policy
         model = build_model(cfg, task)
-    compile_model(model, cfg.trainer)
+    schedule = compile_model(model, cfg.trainer)
     source, target = task.splits["train"]
     model((source[:1], target[:1, :-1]))  # create the weights now, fresh or resumed alike
     initial_epoch = checkpoint.epoch if checkpoint else 0
@@ -188,9 +200,15 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
     callbacks: list[keras.callbacks.Callback] = [keras.callbacks.TerminateOnNaN(), EpochVariable(epoch)]
     if cfg.logging.tensorboard:
         callbacks += _dashboard(cfg, run_dir, task, decode, initial_epoch)
-    budget = TimeBudget(cfg.trainer.max_train_minutes) if cfg.trainer.max_train_minutes else None
-    if budget:
+    budget = None
+    if cfg.trainer.max_train_minutes:
+        spent = checkpoint.logs.get(SPENT_KEY, 0.0) if checkpoint else 0.0
+        budget = TimeBudget(cfg.trainer.max_train_minutes, spent)
         callbacks.append(budget)
+    batches = _first_epoch_batches(task, cfg)
+    if isinstance(schedule, Cooldown):
+        steps = _steps_per_epoch(task, cfg, batches)
+        callbacks.append(CooldownClock(schedule, budget, cfg.trainer.epochs, steps))
     if cfg.trainer.checkpoint_every:  # last: an epoch is checkpointed once its points are on disk
         callbacks.append(
             EpochCheckpoint(run_dir / CHECKPOINT_PATH, cfg.trainer.checkpoint_every, cfg.trainer.epochs)
@@ -212,7 +230,7 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         "task": task.name,
         "parameters": int(model.count_params()),
         "epochs": epochs,
-        "data": {**task.report, "padding_fraction": _padding(task, cfg)},
+        "data": {**task.report, "padding_fraction": _padding(task, batches)},
     }
     if budget and budget.reached:
         fields["stopped_by"] = f"time budget: trainer.max_train_minutes={cfg.trainer.max_train_minutes}"
@@ -224,7 +242,7 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
             "metrics": metrics,
         }
     decoders = {"greedy": decode}
-    if task.text_format is not None and cfg.export.beam_width > 1:  # the decoder the export serves
+    if task.is_text and cfg.export.beam_width > 1:  # the decoder the export serves
         decoders["beam"] = beam_search_decoder(
             model, task.target_length - 1, cfg.export.beam_width, cfg.export.length_penalty
         )

@@ -1,0 +1,112 @@
+"""trainer.cooldown: the learning rate falls linearly to 0 over the last share of training, by the
+planned steps or by the time budget, and a resumed run continues its budget instead of starting a new one."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+
+from tests.conftest import TINY, tx_train
+from tx_keras.training.callbacks.cooldown_clock import CooldownClock
+from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
+from tx_keras.training.checkpoint import CHECKPOINT_PATH, load_checkpoint
+from tx_keras.training.constant_schedule import ConstantSchedule
+from tx_keras.training.cooldown import Cooldown
+from tx_keras.training.learning_rate import build_schedule
+from tx_keras.training.schedule import NoamSchedule
+
+
+def test_the_factor_is_one_then_falls_linearly_to_zero():
+    cooldown = Cooldown(ConstantSchedule(2e-3), fraction=0.4)
+    factors = []
+    for progress in (0.0, 0.6, 0.7, 0.9, 1.0, 1.2):
+        cooldown.set_progress(progress)
+        factors.append(float(cooldown(10)) / 2e-3)
+    assert factors == pytest.approx([1.0, 1.0, 0.75, 0.25, 0.0, 0.0])
+    assert cooldown.peak() == 2e-3
+
+
+def test_build_schedule_wraps_only_when_asked_and_the_config_round_trips():
+    keys = {"warmup_steps": 100, "lr_scale": 1.0, "learning_rate": 1.0}
+    assert isinstance(build_schedule({**keys, "cooldown": 0.0}, d_model=64), NoamSchedule)
+    wrapped = build_schedule({**keys, "cooldown": 0.25}, d_model=64)
+    assert isinstance(wrapped, Cooldown) and isinstance(wrapped.schedule, NoamSchedule)
+    restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(wrapped))
+    assert isinstance(restored, Cooldown) and restored.get_config() == wrapped.get_config()
+    assert float(restored(50)) == pytest.approx(float(NoamSchedule(64, 100, 1.0)(50)))
+    with pytest.raises(ValueError, match=r"must be in \(0, 1\]"):
+        Cooldown(ConstantSchedule(1e-3), 1.5)
+
+
+class _Recorder(keras.callbacks.Callback):
+    def __init__(self, cooldown: Cooldown):
+        super().__init__()
+        self.cooldown, self.factors = cooldown, []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.factors.append(float(self.cooldown.factor.numpy()))
+
+
+def _fit(cooldown: Cooldown, clock: CooldownClock, epochs: int) -> list[float]:
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(cooldown), "mse")
+    recorder = _Recorder(cooldown)
+    x = np.ones((8, 2), "float32")
+    model.fit(x, x[:, :1], batch_size=1, epochs=epochs, callbacks=[clock, recorder], verbose=0)
+    return recorder.factors
+
+
+def test_without_a_budget_the_clock_counts_planned_steps():
+    cooldown = Cooldown(ConstantSchedule(1e-3), fraction=0.5)
+    factors = _fit(cooldown, CooldownClock(cooldown, None, epochs=2, steps_per_epoch=8), epochs=2)
+    # before step i (0-based) progress is i/16: full rate through step 8, then (16 - i) / 8
+    assert factors == pytest.approx([1.0] * 9 + [(16 - i) / 8 for i in range(9, 16)])
+
+
+def test_with_a_budget_the_clock_follows_the_minutes_spent():
+    cooldown = Cooldown(ConstantSchedule(1e-3), fraction=0.5)
+    budget = TimeBudget(minutes=1.0, spent_minutes=0.75)  # a resumed run, three quarters through
+    factors = _fit(cooldown, CooldownClock(cooldown, budget, epochs=1, steps_per_epoch=1000), epochs=1)
+    assert all(0.4 < factor <= 0.5 for factor in factors)
+    assert factors == sorted(factors, reverse=True)
+
+
+def test_with_a_budget_the_planned_steps_still_end_the_decay_when_they_come_first():
+    cooldown = Cooldown(ConstantSchedule(1e-3), fraction=0.5)
+    budget = TimeBudget(minutes=60.0)  # a fast host: the epochs end long before the budget
+    factors = _fit(cooldown, CooldownClock(cooldown, budget, epochs=2, steps_per_epoch=8), epochs=2)
+    assert factors == pytest.approx([1.0] * 9 + [(16 - i) / 8 for i in range(9, 16)])
+
+
+def _set_spent(path, minutes: float) -> None:
+    """Rewrite a checkpoint as if its run had trained `minutes` before it was killed."""
+    with np.load(path, allow_pickle=False) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["logs"][SPENT_KEY] = minutes
+    arrays["meta"] = np.array(json.dumps(meta))
+    with open(path, "wb") as stream:
+        np.savez(stream, **arrays)
+
+
+def test_a_resumed_run_continues_its_time_budget(tmp_path):
+    run_dir = tmp_path / "run"
+    common = [*TINY, "trainer.max_train_minutes=30", "trainer.cooldown=0.5", "export.enabled=false"]
+    first = tx_train(*common, "trainer.epochs=1", f"hydra.run.dir={run_dir}", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    spent = load_checkpoint(run_dir / CHECKPOINT_PATH).logs[SPENT_KEY]
+    assert 0.0 < spent < 5.0  # the checkpoint carries the minutes trained
+    _set_spent(run_dir / CHECKPOINT_PATH, 29.99)  # as if killed a second before the budget
+    again = tx_train(*common, "trainer.epochs=20", f"hydra.run.dir={run_dir}", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["epochs"] == 2  # one cut-short epoch, not 19
+    assert summary["stopped_by"] == "time budget: trainer.max_train_minutes=30"
+    assert load_checkpoint(run_dir / CHECKPOINT_PATH).logs[SPENT_KEY] > 29.99
+
+
+def test_a_cooldown_outside_0_1_is_refused(tmp_path):
+    result = tx_train(*TINY, "trainer.cooldown=1.5", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "tx-train: error: trainer.cooldown=1.5 must be in [0, 1]" in result.stderr

@@ -1,0 +1,27 @@
+"""Drives a `Cooldown` schedule's factor from how much of the training is done."""
+
+from __future__ import annotations
+
+import keras
+
+from tx_keras.training.callbacks.time_budget import TimeBudget
+from tx_keras.training.cooldown import Cooldown
+
+
+class CooldownClock(keras.callbacks.Callback):
+    """Before every step, sets the cool-down from the share of training done: of the planned steps
+    (`epochs * steps_per_epoch`, counted by the optimizer, so a resumed run continues the decay where it
+    stopped) or, when there is a time budget and it will end training first, of the budget (so the rate
+    reaches 0 just as the budget stops training, however fast the host is).
+    """
+
+    def __init__(self, cooldown: Cooldown, budget: TimeBudget | None, epochs: int, steps_per_epoch: int):
+        super().__init__()
+        self.cooldown, self.budget = cooldown, budget
+        self.planned_steps = max(1, epochs * steps_per_epoch)
+
+    def on_train_batch_begin(self, batch: int, logs: dict | None = None) -> None:
+        progress = int(self.model.optimizer.iterations.numpy()) / self.planned_steps
+        if self.budget is not None:
+            progress = max(progress, self.budget.progress())
+        self.cooldown.set_progress(progress)
