@@ -22,3 +22,17 @@ def test_heads_wrap_into_rows_of_four():
     four = attention_grid_image(_weights(4, 3, 3), list("abc"), list("abc"), "t")
     eight = attention_grid_image(_weights(8, 3, 3), list("abc"), list("abc"), "t")
     assert eight.shape[1] == four.shape[1] and eight.shape[0] > 1.4 * four.shape[0]
+
+
+def test_token_labels_fall_back_to_installed_fonts_for_other_scripts(monkeypatch):
+    from types import SimpleNamespace
+
+    from tx_keras.plots import attention_grid
+
+    fonts = [SimpleNamespace(name="DejaVu Sans"), SimpleNamespace(name="Noto Sans CJK JP")]
+    monkeypatch.setattr(attention_grid.font_manager.fontManager, "ttflist", fonts)
+    attention_grid._token_fonts.cache_clear()
+    try:
+        assert attention_grid._token_fonts() == ["DejaVu Sans", "Noto Sans CJK JP"]  # only what is installed
+    finally:
+        attention_grid._token_fonts.cache_clear()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import numpy as np
-from matplotlib import colormaps
+from matplotlib import colormaps, font_manager
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -14,6 +15,23 @@ _CELL_INCHES = 0.2  # size of one query x key cell
 _MIN_HEAD_INCHES = 1.6  # short sentences still get readable heads
 _MIN_WIDTH_INCHES = 4.5  # room for the title above a single head
 _DPI = 80
+# Token labels fall back to these (when installed) for glyphs DejaVu Sans lacks: Chinese, Japanese, Thai.
+_FALLBACK_FONTS = (
+    "Noto Sans CJK JP",
+    "Noto Sans CJK SC",
+    "Noto Sans JP",
+    "Noto Sans SC",
+    "WenQuanYi Zen Hei",
+    "Droid Sans Fallback",
+    "Noto Sans Thai",
+)
+
+
+@cache
+def _token_fonts() -> list[str]:
+    """DejaVu Sans, then the installed fallbacks (matplotlib >= 3.6 falls back glyph by glyph)."""
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    return ["DejaVu Sans", *(name for name in _FALLBACK_FONTS if name in installed)]
 
 
 def _mosaic(weights: np.ndarray, columns: int) -> np.ndarray:
@@ -54,8 +72,8 @@ def attention_grid_image(
     )
     x_ticks = [column * (keys + 1) + k for column in range(columns) for k in range(keys)]
     y_ticks = [row * (queries + 1) + q for row in range(rows) for q in range(queries)]
-    axes.set_xticks(x_ticks, key_tokens * columns, rotation=90, fontsize=7)
-    axes.set_yticks(y_ticks, query_tokens * rows, fontsize=7)
+    axes.set_xticks(x_ticks, key_tokens * columns, rotation=90, fontsize=7, family=_token_fonts())
+    axes.set_yticks(y_ticks, query_tokens * rows, fontsize=7, family=_token_fonts())
     axes.tick_params(length=0, pad=1)
     for spine in axes.spines.values():
         spine.set_visible(False)
