@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import tensorflow as tf
 
+from tests.test_parallel_text import _config as parallel_text_config
 from tx_keras.data import build_task
 from tx_keras.data.text_format import TextFormat, load_formats, save_formats
 from tx_keras.data.unspaced_script import tokenizer_for, unspaced_share
@@ -45,17 +46,8 @@ def corpus(tmp_path_factory) -> Path:
 
 
 def _config(corpus: Path, **overrides) -> dict:
-    return {
-        "name": "parallel_text",
-        "path": str(corpus),
-        "seed": 0,
-        "num_validation": 2,
-        "num_test": 2,
-        "vocab_size": 300,
-        "tokenizer": "auto",
-        "cache_dir": str(corpus.parent / "cache"),
-        **overrides,
-    }
+    settings = {"num_validation": 2, "num_test": 2, "vocab_size": 300, "tokenizer": "auto"}
+    return parallel_text_config(corpus, **{**settings, **overrides})
 
 
 def test_auto_picks_characters_for_japanese_and_wordpiece_for_english(corpus):
