@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from tx_keras.data import Vocabulary
-from tx_keras.data.text_format import TextFormat
+from tx_keras.data.text_format import TextFormat, load_formats, save_formats
 from tx_keras.data.text_normalization import normalize_text
 from tx_keras.data.text_tokenizer import TextTokenizer
 from tx_keras.data.vocabulary_learning import learn_vocabulary
@@ -83,10 +83,10 @@ def test_vocabulary_saved_and_reloaded_tokenizes_identically(tmp_path):
     text_format = TextFormat("wordpiece")
     vocabulary = learn_vocabulary(NORMALISED, text_format, 300)
     vocabulary.to_file(tmp_path / "vocab.txt")
-    text_format.to_file(tmp_path / "format.json")
+    save_formats(tmp_path / "format.json", text_format, text_format)
     reloaded = Vocabulary.from_file(tmp_path / "vocab.txt")
     assert reloaded.tokens == vocabulary.tokens
-    assert TextFormat.from_file(tmp_path / "format.json") == text_format
+    assert load_formats(tmp_path / "format.json") == (text_format, text_format)
     before = TextTokenizer(vocabulary, text_format).tokenize(tf.constant(TEXTS)).to_list()
     after = TextTokenizer(reloaded, text_format).tokenize(tf.constant(TEXTS)).to_list()
     assert before == after

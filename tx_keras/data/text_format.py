@@ -38,13 +38,6 @@ class TextFormat:
             return "".join(tokens).replace(SPACE, " ")
         return _GLUE.sub("", " ".join(tokens))
 
-    def to_file(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(asdict(self)) + "\n", encoding="utf-8")
-
-    @classmethod
-    def from_file(cls, path: str | Path) -> TextFormat:
-        return cls(**json.loads(Path(path).read_text(encoding="utf-8")))
-
 
 def save_formats(path: str | Path, source: TextFormat, target: TextFormat) -> None:
     """Both sides' formats in one JSON file: {"source": {...}, "target": {...}}."""
