@@ -11,15 +11,19 @@ class MaskedCrossEntropy(keras.losses.Loss):
     """Mean token cross-entropy where label id 0 (padding) is excluded, with optional label smoothing.
 
     Returns one scalar per batch: sum(loss * mask) / sum(mask), so a batch of short sentences does not
-    weigh less than one of long sentences padded to the same length.
+    weigh less than one of long sentences padded to the same length. This is the objective a step
+    descends; the loss an epoch *reports* is summed over tokens across batches (`TokenMeanLoss`), since
+    Keras' own tracker weighs each batch's mean by its rows and so leans to short-sentence batches.
     """
 
     def __init__(self, label_smoothing: float = 0.0, name: str = "masked_cross_entropy", **kwargs):
         super().__init__(name=name, **kwargs)
         self.label_smoothing = label_smoothing
 
-    def call(self, y_true, y_pred):
+    def token_losses(self, y_true, y_pred):
+        """(cross-entropy per position (B, T), 0/1 mask of the real tokens (B, T)), both float32."""
         labels = ops.cast(y_true, "int32")
+        y_pred = ops.cast(y_pred, "float32")
         if self.label_smoothing:
             targets = ops.one_hot(labels, ops.shape(y_pred)[-1], dtype=y_pred.dtype)
             losses = keras.losses.categorical_crossentropy(
@@ -27,7 +31,10 @@ class MaskedCrossEntropy(keras.losses.Loss):
             )
         else:
             losses = keras.losses.sparse_categorical_crossentropy(labels, y_pred, from_logits=True)
-        mask = ops.cast(ops.not_equal(labels, 0), losses.dtype)
+        return losses, ops.cast(ops.not_equal(labels, 0), losses.dtype)
+
+    def call(self, y_true, y_pred):
+        losses, mask = self.token_losses(y_true, y_pred)
         return ops.sum(losses * mask) / ops.maximum(ops.sum(mask), 1.0)
 
     def get_config(self) -> dict:

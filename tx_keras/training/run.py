@@ -39,6 +39,7 @@ from tx_keras.training.masked_loss import MaskedCrossEntropy
 from tx_keras.training.precision import precision_policy
 from tx_keras.training.resume import start_or_resume
 from tx_keras.training.summary import write_summary
+from tx_keras.training.token_mean_loss import TokenMeanLoss
 from tx_keras.user_error import UserError
 
 TRANSLATIONS = "translations"  # run_dir/translations/test_<decoder>.tsv: source, reference, hypothesis
@@ -65,7 +66,7 @@ def compile_model(model: Transformer, trainer: DictConfig) -> keras.optimizers.s
     model.compile(
         optimizer=optimizer,
         loss=MaskedCrossEntropy(trainer.label_smoothing),
-        metrics=[MaskedAccuracy()],
+        metrics=[TokenMeanLoss(trainer.label_smoothing), MaskedAccuracy()],  # "loss": per token, not per row
         jit_compile=trainer.jit_compile,  # "auto" is Keras' choice: XLA on a GPU, off on a CPU
     )
     return schedule

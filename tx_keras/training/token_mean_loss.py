@@ -1,0 +1,43 @@
+"""The loss an epoch reports, averaged over real target tokens rather than over batch rows."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from tx_keras.training.masked_loss import MaskedCrossEntropy
+
+
+@keras.saving.register_keras_serializable(package="tx_keras")
+class TokenMeanLoss(keras.metrics.Metric):
+    """sum of the masked cross-entropy over every real token of the epoch / number of those tokens.
+
+    Keras' loss tracker averages each batch's loss weighted by the batch's *rows*; with token-budget
+    batches (many short rows or few long ones) that leans the epoch figure towards short sentences.
+    Compiled as a metric named "loss", its result replaces the tracker's under the same key (Keras puts
+    compiled metrics after the tracker in the logs), so `loss`, `val_loss`, `evaluate` and the summary all
+    read the per-token figure. Same label smoothing as the training loss, so it is the same quantity.
+    """
+
+    def __init__(self, label_smoothing: float = 0.0, name: str = "loss", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.label_smoothing = label_smoothing
+        self._loss = MaskedCrossEntropy(label_smoothing)
+        self.total = self.add_variable(shape=(), initializer="zeros", name="total")
+        self.tokens = self.add_variable(shape=(), initializer="zeros", name="tokens")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        """`sample_weight` (Keras' propagated mask) marks the same positions as label 0: not applied twice."""
+        losses, mask = self._loss.token_losses(y_true, y_pred)
+        self.total.assign_add(ops.sum(losses * mask))
+        self.tokens.assign_add(ops.sum(mask))
+
+    def result(self):
+        return self.total / ops.maximum(self.tokens, 1.0)
+
+    def reset_state(self):
+        self.total.assign(0.0)
+        self.tokens.assign(0.0)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "label_smoothing": self.label_smoothing}
