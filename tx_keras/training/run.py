@@ -140,7 +140,7 @@ def _dashboard(
     epochs = epochs_to_log(logging.attention_maps, cfg.trainer.epochs)
     if logging.probes and epochs:
         probes = Probes.from_task(task, logging.probes)
-        callbacks.append(AttentionMaps(run_dir / "attention", probes, epochs))
+        callbacks.append(AttentionMaps(run_dir / "attention", probes, epochs, logging.attention_tensors_mb))
         callbacks.append(TextSamples(run_dir / "samples", probes, task, decode, epochs))
     if logging.diagnostics_every:
         source, target = task.splits["train"]

@@ -1,13 +1,17 @@
-"""Heat-maps of every attention head of every layer for the probe sentences, per selected epoch."""
+"""Heat-maps of every attention head of every layer for the probe sentences, per selected epoch, and the
+raw weights behind them for the Attention tab (tx_keras.explorer)."""
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
 
+from tx_keras.explorer.metadata import KINDS, ProbeAttention
+from tx_keras.explorer.summary import BYTES_PER_WEIGHT, probes_within, stack_layers, write_attention
 from tx_keras.plots import attention_grid_image
 from tx_keras.training.callbacks.probes import Probes
 from tx_keras.training.callbacks.summary_callback import SummaryCallback
@@ -17,6 +21,7 @@ _TITLES = {
     "decoder_self": "decoder causal self-attention",
     "cross": "cross-attention (decoder -> encoder)",
 }
+_LOG = logging.getLogger(__name__)
 
 
 def epochs_to_log(mode: str, epochs: int) -> set[int]:
@@ -41,16 +46,21 @@ def _stack(images: list[np.ndarray]) -> np.ndarray:
 
 
 class AttentionMaps(SummaryCallback):
-    """Logs `attention/{encoder_self,decoder_self,cross}/layer_i` images: one per probe, heads in a grid.
+    """Logs `attention/{encoder_self,decoder_self,cross}/layer_i` images: one per probe, heads in a grid,
+    and `attention_explorer/probe_i/{kind}` tensors: the probe's raw (layers, heads, queries, keys) weights
+    as float16 with its tokens in the summary metadata, for the Attention tab. The tensors of one epoch
+    stay under `tensors_mb`: probes past the cap are left out (a warning says so); 0 writes none.
 
     Decoder rows are labelled with the decoder's (teacher-forced) input words: SOS, then the reference.
     The step is the number of completed epochs. The weights are taken in the training thread (one small
     forward pass); drawing and writing happen in a background thread, so training goes on meanwhile.
     """
 
-    def __init__(self, log_dir: Path, probes: Probes, epochs: set[int]):
+    def __init__(self, log_dir: Path, probes: Probes, epochs: set[int], tensors_mb: float = 1.0):
         super().__init__(log_dir)
         self.probes, self.epochs = probes, epochs
+        self.tensors_bytes = int(tensors_mb * 2**20)
+        self._warned = False
         self._painter: ThreadPoolExecutor | None = None
         self._pending: list[Future] = []
 
@@ -76,6 +86,39 @@ class AttentionMaps(SummaryCallback):
                     step=step,
                     max_outputs=len(self.probes),
                 )
+            write_attention(self._explorer_records(attention), step)
+
+    def _explorer_records(self, attention: dict[str, np.ndarray]) -> list[tuple[ProbeAttention, np.ndarray]]:
+        """Each probe's weights per kind, cut to its real tokens, for the probes that fit in the cap."""
+        per_probe: list[list[tuple[ProbeAttention, np.ndarray]]] = []
+        for i in range(len(self.probes)):
+            source, target = self.probes.source_tokens[i], self.probes.target_tokens[i]
+            records = []
+            for kind in KINDS:
+                weights = stack_layers(attention, kind)[i]
+                record = ProbeAttention(
+                    probe=i,
+                    kind=kind,
+                    queries=source if kind == "encoder_self" else target,
+                    keys=target if kind == "decoder_self" else source,
+                    source=" ".join(token for token in source if token != "<eos>"),
+                    reference=self.probes.references[i],
+                )
+                cropped = weights[:, :, : len(record.queries), : len(record.keys)]
+                records.append((record, cropped.astype(np.float16)))
+            per_probe.append(records)
+        sizes = [sum(weights.size * BYTES_PER_WEIGHT for _, weights in records) for records in per_probe]
+        kept = probes_within(sizes, self.tensors_bytes)
+        if kept < len(per_probe) and self.tensors_bytes and not self._warned:
+            self._warned = True
+            _LOG.warning(
+                "Attention tab: %d of %d probes fit in logging.attention_tensors_mb=%.3g (%s bytes each)",
+                kept,
+                len(per_probe),
+                self.tensors_bytes / 2**20,
+                ", ".join(map(str, sizes)),
+            )
+        return [record for records in per_probe[:kept] for record in records]
 
     def _images(self, kind: str, layer: str, weights: np.ndarray, step: int) -> np.ndarray:
         images = []

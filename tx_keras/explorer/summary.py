@@ -1,0 +1,35 @@
+"""Writing the explorer's raw attention summaries: every kind, layer and head of each probe sentence."""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from tx_keras.explorer.metadata import KINDS, ProbeAttention
+
+BYTES_PER_WEIGHT = 2  # float16
+
+
+def stack_layers(attention: dict[str, np.ndarray], kind: str) -> np.ndarray:
+    """`kind/layer_1`, `kind/layer_2`, ... (batch, heads, Tq, Tk) -> (batch, layers, heads, Tq, Tk)."""
+    names = sorted(
+        (name for name in attention if name.split("/")[0] == kind), key=lambda n: int(n.rsplit("_", 1)[1])
+    )
+    return np.stack([np.asarray(attention[name]) for name in names], axis=1)
+
+
+def probes_within(sizes: list[int], cap_bytes: int) -> int:
+    """How many probes, in order, fit in `cap_bytes` together (the per-epoch cap)."""
+    total, count = 0, 0
+    for size in sizes:
+        if total + size > cap_bytes:
+            break
+        total, count = total + size, count + 1
+    return count
+
+
+def write_attention(records: list[tuple[ProbeAttention, np.ndarray]], step: int) -> None:
+    """One tensor summary per probe and kind into the default writer; the tokens ride in its metadata."""
+    for record, weights in records:
+        assert record.kind in KINDS, record.kind
+        tf.summary.write(record.tag, tf.constant(weights), step=step, metadata=record.to_metadata())
