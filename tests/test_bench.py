@@ -1,11 +1,26 @@
-"""`tx-bench` as a user runs it: a quick run gives JSON with every figure, all positive (nothing timed)."""
+"""`tx-bench` as a user runs it, and the rules that make its comparisons fair: matched precision and jit
+within a block, parameter parity, MFU a share of the matched peak, real tokens counted, the prefix baseline
+decoding exactly what the cached decoder decodes."""
 
+import dataclasses
 import json
 import subprocess
 import sys
 
-from tx_keras.benchmark.flops import forward_flops, training_flops
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tx_keras.benchmark import peers
+from tx_keras.benchmark.flops import PeakExceeded, forward_flops, training_flops, utilisation
+from tx_keras.benchmark.prefix_decoding import prefix_greedy_decoder
+from tx_keras.benchmark.real_path import epoch_tokens, generated_corpus
 from tx_keras.benchmark.size import BenchSize
+from tx_keras.benchmark.suite import ParityError, check_parity
+from tx_keras.benchmark.throughput import padding_share, real_tokens
+from tx_keras.cli.bench import QUICK_SIZE, main
+from tx_keras.data import Vocabulary, make_dataset
+from tx_keras.decoding import cached_greedy_decoder
 
 
 def test_flops_count_the_matmuls_of_the_default_size():
@@ -17,26 +32,144 @@ def test_flops_count_the_matmuls_of_the_default_size():
     assert training_flops(size) == 3 * forward_flops(size)
 
 
-def test_quick_bench_prints_json_with_every_figure():
+def test_mfu_is_a_share_of_the_peak_never_above_one():
+    assert utilisation(50e9, 100e9) == 0.5
+    assert utilisation(100e9, 100e9) == 1.0
+    with pytest.raises(PeakExceeded, match="exceed the measured peak"):
+        utilisation(101e9, 100e9)
+
+
+def test_parity_refuses_counts_more_than_two_percent_apart():
+    check_parity({"ours": 1000, "keras_mha": 1019, "keras_hub": 981})
+    with pytest.raises(ParityError, match=r"keras_hub 1,021 \(\+2.1 %\)"):
+        check_parity({"ours": 1000, "keras_mha": 1000, "keras_hub": 1021})
+
+
+def test_peers_hold_exactly_our_parameters():
+    size = dataclasses.replace(QUICK_SIZE, vocab=37)
+    counts = {build.__name__: build(size).count_params() for build in (peers.ours, peers.keras_mha)}
+    if peers.keras_hub_installed():
+        counts["keras_hub"] = peers.keras_hub(size).count_params()
+    assert len(set(counts.values())) == 1, counts
+
+
+def test_bench_refuses_a_peer_of_another_size(monkeypatch, capsys):
+    build = peers.keras_mha
+    monkeypatch.setattr(peers, "keras_mha", lambda size: build(dataclasses.replace(size, dff=2 * size.dff)))
+    with pytest.raises(SystemExit) as exit_:
+        main(["--quick", "--no-real-path", "--no-saved-model"])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("tx-bench: error: parameter counts differ by more than 2 % from ours")
+    assert "keras_mha" in error and "\n" not in error
+
+
+def test_real_tokens_and_padding_share_match_a_hand_count():
+    source = np.array([[5, 6, 2, 0], [7, 2, 0, 0]])
+    labels = np.array([[8, 9, 2], [4, 2, 0]])
+    assert real_tokens(source, labels) == 5 + 5
+    assert padding_share(source, labels) == pytest.approx(1 - 10 / 14)
+    # The same pairs through the bucketed pipeline: each batch cut to its longest source and target.
+    target = np.array([[1, 8, 9, 2], [1, 4, 2, 0]])
+    dataset = make_dataset(source, target, batch_size=2, shuffle=False, batching="bucket")
+    assert epoch_tokens(dataset) == (10, 2 * 3 + 2 * 3)
+
+
+def test_generated_corpus_is_shaped_like_tatoeba_rows():
+    source, target = generated_corpus(500, 100, seed=1)
+    source_lengths, target_lengths = np.count_nonzero(source, 1), np.count_nonzero(target, 1)
+    assert 6 <= np.median(target_lengths) <= 14 and target_lengths.max() <= target.shape[1]
+    assert (target[:, 0] == Vocabulary.SOS).all()
+    assert (source[np.arange(500), source_lengths - 1] == Vocabulary.EOS).all()
+    assert (target[np.arange(500), target_lengths - 1] == Vocabulary.EOS).all()
+    words = source[(source > 0) & (source != Vocabulary.EOS)]
+    assert words.min() >= len(Vocabulary.SPECIALS) and words.max() < 100
+    counts = np.bincount(words)
+    assert counts.argmax() == len(Vocabulary.SPECIALS) and counts[4] > 5 * counts[40:].mean()  # Zipf
+
+
+def test_prefix_baseline_decodes_the_cached_decoders_tokens(copy_model):
+    model, source = copy_model
+    length = model.max_target_length
+    cached = cached_greedy_decoder(model, length)(source).numpy()
+    stops = {row.tolist().index(Vocabulary.EOS) for row in cached if Vocabulary.EOS in row}
+    assert len(stops) > 1, "sentences of several lengths, so the early stop and the padding after EOS count"
+    np.testing.assert_array_equal(prefix_greedy_decoder(model, length)(source).numpy(), cached)
+
+
+def test_prefix_baseline_runs_the_full_length_when_eos_is_unreachable():
+    size = dataclasses.replace(QUICK_SIZE, vocab=30)
+    model = peers.ours(size, max_target_length=12)
+    bias = model.projection.bias
+    bias.assign(tf.tensor_scatter_nd_update(bias, [[Vocabulary.EOS]], [-1e4]))
+    source = tf.constant(np.random.default_rng(0).integers(4, 30, (5, 8)), tf.int32)
+    prefix = prefix_greedy_decoder(model, 12)(source).numpy()
+    assert prefix.shape == (5, 12)
+    np.testing.assert_array_equal(prefix, cached_greedy_decoder(model, 12)(source).numpy())
+
+
+@pytest.fixture(scope="module")
+def quick_report() -> dict:
+    """One quick run with a float32 and a bfloat16 block (bf16 is slow on a CPU without bf16
+    instructions, but the tiny size keeps it seconds)."""
     result = subprocess.run(
-        [sys.executable, "-m", "tx_keras.cli.bench", "--quick", "--json"],
+        [
+            sys.executable,
+            "-m",
+            "tx_keras.cli.bench",
+            "--quick",
+            "--json",
+            "--precisions=float32,mixed_bfloat16",
+        ],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    report = json.loads(result.stdout)
-    assert report["peak_flops_per_s"]["float32"] > 0
-    for name in ("ours", "keras_mha"):
-        row = report["training"][name]
-        assert row["tokens_per_s"] > 0 and row["flops_per_s"] > 0 and 0 < row["mfu"]
-    assert {"float32", "float32 + fused_qkv", "float32 + xla"} <= set(report["switches"])
-    assert all(row["tokens_per_s"] > 0 for row in report["switches"].values())
-    assert report["ratios"]["ours/keras_mha"] > 0
+    return json.loads(result.stdout)
+
+
+def test_quick_bench_blocks_run_every_model_at_the_blocks_settings(quick_report):
+    blocks = quick_report["blocks"]
+    assert [block["precision"] for block in blocks] == ["float32", "mixed_bfloat16"]
+    assert {block["matmul_dtype"] for block in blocks} == {"float32", "bfloat16"}
+    for block in blocks:
+        rows = block["rows"]
+        assert {"ours", "keras_mha"} <= set(rows)
+        # read from each built model, not copied from the request: a peer left at float32 would show
+        assert {row["precision"] for row in rows.values()} == {block["precision"]}
+        assert {row["jit_compile"] for row in rows.values()} == {block["jit_compile"]}
+        assert len({row["parameters"] for row in rows.values()}) == 1
+        assert block["peak_flops_per_s"] == quick_report["peak_flops_per_s"][block["matmul_dtype"]]
+        assert 0 < block["padding_share"] < 1
+        for row in rows.values():
+            assert 0 < row["mfu"] <= 1
+            assert row["mfu"] == pytest.approx(row["flops_per_s"] / block["peak_flops_per_s"])
+            # real tokens exclude the padding share of the positions
+            assert row["tokens_per_s"] == pytest.approx(row["positions_per_s"] * (1 - block["padding_share"]))
+            assert len(row["window_tokens_per_s"]) == quick_report["timing"]["windows"]
+        for name, ratio in block["ratios"].items():
+            peer = name.split("/")[1]
+            assert ratio["min"] <= ratio["median"] <= ratio["max"]
+            assert rows[peer]["step_s"] > 0
+
+
+def test_quick_bench_real_path_row(quick_report):
+    row = quick_report["real_path"]
+    assert row["preset"] == "tatoeba_small" and row["batching"] == "bucket" and row["steps"] > 1
+    assert row["steps_per_minute"] == pytest.approx(60 * row["steps"] / row["epoch_s"])
+    assert row["tokens_per_s"] == pytest.approx(row["positions_per_s"] * (1 - row["padding_share"]))
+    assert 0 < row["padding_share"] < 0.5  # bucketing keeps a batch close to its longest pair
+    assert 0 <= row["kernel_share"] < 1 and row["tokens_per_s"] > 0
+
+
+def test_quick_bench_decoding(quick_report):
     for outputs in ("4", "8"):
-        rates = report["decoding"][outputs]
-        assert rates["cached"] > 0 and rates["uncached"] > 0 and rates["speedup"] > 0
-    assert report["decoding"]["saved_model_8"] > 0
+        rates = quick_report["decoding"][outputs]
+        assert rates["cached"] > 0 and rates["prefix"] > 0
+        assert rates["speedup"] == pytest.approx(rates["cached"] / rates["prefix"])
+    assert quick_report["decoding"]["saved_model_8"] > 0
+    assert quick_report["machine"]["cores"] >= 1 and quick_report["machine"]["date"].endswith("UTC")
 
 
 def test_bad_size_is_one_line_error():

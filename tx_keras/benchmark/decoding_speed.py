@@ -1,4 +1,4 @@
-"""Greedy decoding speed: output tokens per second, uncached vs cached, in Python and as a SavedModel."""
+"""Greedy decoding speed: output tokens/s, prefix (uncached) vs cached, in Python and as a SavedModel."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import numpy as np
 import tensorflow as tf
 
 from tx_keras.benchmark import peers
+from tx_keras.benchmark.prefix_decoding import prefix_greedy_decoder
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.data import Vocabulary
-from tx_keras.decoding import cached_greedy_decoder, greedy_decoder
+from tx_keras.decoding import cached_greedy_decoder
 from tx_keras.export.run_export import SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE, ExportSettings, export_model
 from tx_keras.models import Transformer
 
@@ -39,14 +40,14 @@ def decoding_model(size: BenchSize, max_output: int) -> Transformer:
 
 
 def decoding_rates(model: Transformer, size: BenchSize, outputs: int, repeats: int) -> dict[str, float]:
-    """Tokens/s of the uncached and cached greedy decoders for `outputs` tokens per sentence."""
+    """Tokens/s of the prefix (uncached) and cached greedy decoders for `outputs` tokens per sentence."""
     source = tf.constant(
         np.random.default_rng(0).integers(4, size.vocab, (size.batch, size.length), dtype=np.int32)
     )
     tokens = size.batch * outputs
-    uncached, cached = greedy_decoder(model, outputs), cached_greedy_decoder(model, outputs)
+    prefix, cached = prefix_greedy_decoder(model, outputs), cached_greedy_decoder(model, outputs)
     return {
-        "uncached": _median_rate(lambda: uncached(source).numpy(), tokens, repeats),
+        "prefix": _median_rate(lambda: prefix(source).numpy(), tokens, repeats),
         "cached": _median_rate(lambda: cached(source).numpy(), tokens, repeats),
     }
 

@@ -1,4 +1,4 @@
-"""Model FLOPs counted analytically, and this machine's dense matmul peak, for FLOPs utilisation."""
+"""Model FLOPs counted analytically, this machine's dense matmul peak per dtype, and their ratio (MFU)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,17 @@ import tensorflow as tf
 
 from tx_keras.benchmark.size import BenchSize
 
+# The dtype a precision policy's matmuls run in: its peak is the ceiling that policy can reach.
+MATMUL_DTYPES = {"float32": "float32", "mixed_bfloat16": "bfloat16", "mixed_float16": "float16"}
+
 
 def forward_flops(size: BenchSize) -> int:
     """Matmul FLOPs (2 per multiply-add) of one forward pass of the encoder-decoder at `size`.
 
     Counts what dominates: the q/k/v/o projections, the scores and weighted sums, the FFN and the
-    vocabulary projection. Softmax, LayerNorm, embeddings and biases are O(T d) and left out, as in
-    the usual MFU accounting (Kaplan et al. 2020; PaLM appendix B).
+    vocabulary projection, over every position the step computes (padding included: the hardware does
+    that work too). Softmax, LayerNorm, embeddings and biases are O(T d) and left out, as in the usual
+    MFU accounting (Kaplan et al. 2020; PaLM appendix B).
     """
     b, t, d, f, v = size.batch, size.length, size.d_model, size.dff, size.vocab
     projections = 2 * 4 * d * d  # q, k, v, o per token
@@ -33,9 +37,9 @@ def training_flops(size: BenchSize) -> int:
 
 
 def matmul_peak(dtype: str = "float32", n: int = 2048, repeats: int = 5) -> float:
-    """Best FLOP/s of an (n x n) @ (n x n) matmul in a compiled graph: the ceiling a model can reach."""
-    a = tf.random.normal((n, n), dtype=tf.float32)
-    a = tf.cast(a, dtype)
+    """Best FLOP/s of a chain of (n x n) @ (n x n) matmuls whose inputs are `dtype` (a bfloat16 peak needs
+    bfloat16 operands, not float32 ones cast inside), in a compiled graph: the ceiling a model can reach."""
+    a = tf.cast(tf.random.normal((n, n), dtype=tf.float32), dtype)
 
     @tf.function
     def chain(x):
@@ -50,3 +54,19 @@ def matmul_peak(dtype: str = "float32", n: int = 2048, repeats: int = 5) -> floa
         chain(a).numpy()
         best = min(best, time.perf_counter() - started)
     return 4 * 2 * n**3 / best
+
+
+class PeakExceeded(RuntimeError):
+    """A model ran faster than the measured matmul peak: the peak measurement was disturbed."""
+
+
+def utilisation(flops_per_s: float, peak_flops_per_s: float) -> float:
+    """MFU: achieved FLOP/s over the peak of the dtype the matmuls run in; a share, so never above 1."""
+    if peak_flops_per_s <= 0:
+        raise ValueError(f"peak {peak_flops_per_s} FLOP/s must be positive")
+    mfu = flops_per_s / peak_flops_per_s
+    if mfu > 1:
+        raise PeakExceeded(
+            f"{flops_per_s / 1e9:.1f} GFLOP/s exceed the measured peak {peak_flops_per_s / 1e9:.1f} GFLOP/s"
+        )
+    return mfu

@@ -1,8 +1,11 @@
 """The models `tx-bench` races: ours, the TensorFlow tutorial's build on `keras.layers.MultiHeadAttention`,
 and KerasHub's `TransformerEncoder`/`TransformerDecoder`, all at the same `BenchSize`.
 
-Each is a Keras model `(source_ids, target_ids) -> logits (B, T, vocab)`, post-LN, ReLU FFN, no dropout,
-padding id 0 masked, so the three do the same work and differ only in how it is written.
+Each is a Keras model `(source_ids, target_ids) -> float32 logits (B, T, vocab)`, post-LN, ReLU FFN, no
+dropout, padding id 0 masked, so the three do the same work and differ only in how it is written. They
+also hold the same weights: token embeddings scaled by sqrt(d_model) plus the fixed sinusoid table (no
+position weights), biased projections, a biased vocabulary projection computed in the compute dtype and
+cast to float32 (ours casts its logits the same way), so their parameter counts match exactly.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from tx_keras.layers.embedding import sinusoidal_positions
 from tx_keras.models import Transformer
 
 
-def ours(size: BenchSize, fused_qkv: bool = True, max_target_length: int | None = None) -> Transformer:
+def ours(size: BenchSize, fused_qkv: bool = False, max_target_length: int | None = None) -> Transformer:
     """Our Transformer at `size` (`max_target_length` > length for decoding benchmarks)."""
     model = Transformer(
         source_vocab_size=size.vocab,
@@ -36,12 +39,13 @@ def ours(size: BenchSize, fused_qkv: bool = True, max_target_length: int | None 
 
 
 class _PositionalEmbedding(layers.Layer):
-    """The tutorial's embedding: mask_zero tokens scaled by sqrt(d) plus the sinusoid table."""
+    """The tutorial's embedding: tokens scaled by sqrt(d) plus the sinusoid table; with `mask_zero` it
+    emits the padding mask Keras propagates (the tutorial's way), without it the caller passes masks."""
 
-    def __init__(self, vocab: int, d_model: int, length: int, **kwargs):
+    def __init__(self, vocab: int, d_model: int, length: int, mask_zero: bool = True, **kwargs):
         super().__init__(**kwargs)
         self.d_model = d_model
-        self.embedding = layers.Embedding(vocab, d_model, mask_zero=True)
+        self.embedding = layers.Embedding(vocab, d_model, mask_zero=mask_zero)
         self.table = sinusoidal_positions(length, d_model)
 
     def compute_mask(self, ids, mask=None):
@@ -49,7 +53,9 @@ class _PositionalEmbedding(layers.Layer):
 
     def call(self, ids):
         length = keras.ops.shape(ids)[1]
-        return self.embedding(ids) * self.d_model**0.5 + self.table[None, :length]
+        embedded = self.embedding(ids)
+        scale = keras.ops.cast(self.d_model**0.5, embedded.dtype)
+        return embedded * scale + keras.ops.cast(self.table[None, :length], embedded.dtype)
 
 
 def _add_norm(inputs, sublayer_output):
@@ -59,6 +65,11 @@ def _add_norm(inputs, sublayer_output):
 def _feed_forward(inputs, size: BenchSize):
     hidden = layers.Dense(size.dff, activation="relu")(inputs)
     return _add_norm(inputs, layers.Dense(size.d_model)(hidden))
+
+
+def _logits(hidden, size: BenchSize):
+    """The vocabulary projection in the compute dtype, then float32 for the softmax and loss (as ours)."""
+    return layers.Activation("linear", dtype="float32")(layers.Dense(size.vocab)(hidden))
 
 
 def keras_mha(size: BenchSize) -> keras.Model:
@@ -79,8 +90,7 @@ def keras_mha(size: BenchSize) -> keras.Model:
     for _ in range(size.decoder_layers):
         hidden = attention(hidden, hidden, causal=True)
         hidden = _feed_forward(attention(hidden, memory), size)
-    logits = layers.Dense(size.vocab)(hidden)
-    return keras.Model((source, target), logits, name="keras_mha")
+    return keras.Model((source, target), _logits(hidden, size), name="keras_mha")
 
 
 def keras_hub_installed() -> bool:
@@ -88,7 +98,11 @@ def keras_hub_installed() -> bool:
 
 
 def keras_hub(size: BenchSize) -> keras.Model:
-    """KerasHub's encoder/decoder layers (install with the `bench` extra); padding masks passed explicitly."""
+    """KerasHub's encoder/decoder layers (install with the `bench` extra); padding masks passed explicitly.
+
+    The embedding is the tutorial's (sinusoid, no position weights), not KerasHub's
+    `TokenAndPositionEmbedding`, whose learned position table would give this peer weights ours lacks.
+    """
     import keras_hub
 
     source = keras.Input((size.length,), dtype="int32", name="source_ids")
@@ -96,7 +110,7 @@ def keras_hub(size: BenchSize) -> keras.Model:
     source_mask, target_mask = keras.ops.not_equal(source, 0), keras.ops.not_equal(target, 0)
 
     def embed(ids):
-        return keras_hub.layers.TokenAndPositionEmbedding(size.vocab, size.length, size.d_model)(ids)
+        return _PositionalEmbedding(size.vocab, size.d_model, size.length, mask_zero=False)(ids)
 
     memory = embed(source)
     for _ in range(size.encoder_layers):
@@ -108,5 +122,4 @@ def keras_hub(size: BenchSize) -> keras.Model:
         hidden = keras_hub.layers.TransformerDecoder(size.dff, size.num_heads)(
             hidden, memory, decoder_padding_mask=target_mask, encoder_padding_mask=source_mask
         )
-    logits = layers.Dense(size.vocab)(hidden)
-    return keras.Model((source, target), logits, name="keras_hub")
+    return keras.Model((source, target), _logits(hidden, size), name="keras_hub")

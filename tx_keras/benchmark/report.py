@@ -2,41 +2,79 @@
 
 from __future__ import annotations
 
-
-def _row(name: str, values: dict | None) -> str:
-    if values is None:
-        return f"  {name:<34} {'not installed (pip install tx_keras[bench])':>40}"
-    return (
-        f"  {name:<34} {values['tokens_per_s']:>10,.0f} {values['flops_per_s'] / 1e9:>11.1f} "
-        f"{100 * values['mfu']:>7.1f} %"
-    )
+NAMES = {
+    "ours": "ours (tx_keras Transformer)",
+    "keras_mha": "keras.layers.MultiHeadAttention",
+    "keras_hub": "KerasHub Transformer{En,De}coder",
+}
 
 
-def render(results: dict) -> str:
-    """Size, matmul peak, training throughput (ours, each switch, peers), ratios, decoding speed."""
-    size = results["size"]
-    lines = [
-        "tx-bench: " + ", ".join(f"{key} {value}" for key, value in size.items()),
+def _header(results: dict) -> list[str]:
+    machine, size = results["machine"], results["size"]
+    return [
+        f"tx-bench on {machine['cpu']} ({machine['cores']} cores; {', '.join(machine['instructions']) or '-'}"
+        f"{'; GPU ' + ', '.join(machine['gpus']) if machine['gpus'] else ''}), {machine['date']}, "
+        f"load {machine['load_average'][0]:.2f} at start, {machine['load_average_end'][0]:.2f} at end",
+        "size: " + ", ".join(f"{key} {value}" for key, value in size.items()),
+        "parameters: "
+        + ", ".join(f"{name} {count:,}" for name, count in results["parameters"].items())
+        + " (parity within 2 % checked)",
         "matmul peak: "
         + ", ".join(
             f"{dtype} {flops / 1e9:.1f} GFLOP/s" for dtype, flops in results["peak_flops_per_s"].items()
         ),
-        "",
-        f"training                           {'tokens/s':>10} {'GFLOP/s':>11} {'MFU(fp32)':>9}",
     ]
-    training = results["training"]
-    lines.append(_row(f"ours (defaults: {training['ours']['settings']})", training["ours"]))
-    lines.append(_row("keras.layers.MultiHeadAttention", training["keras_mha"]))
-    lines.append(_row("KerasHub Transformer{En,De}coder", training["keras_hub"]))
-    lines.append("  ours, one switch at a time:")
-    lines += [_row(f"  {label}", values) for label, values in results["switches"].items()]
-    lines.append("")
-    lines += [f"ratio {name}: {ratio:.2f}x" for name, ratio in results["ratios"].items()]
-    lines += ["", f"greedy decoding (batch {size['batch']})  {'uncached':>10} {'cached':>10} {'speedup':>8}"]
+
+
+def _block(block: dict, timing: dict) -> list[str]:
+    mfu = f"MFU({block['matmul_dtype']})"
+    lines = [
+        "",
+        f"training, {block['precision']}, jit_compile={block['jit_compile']} (median of {timing['windows']} "
+        f"interleaved windows of {timing['steps']} steps; padding {100 * block['padding_share']:.1f} % of "
+        "positions, not counted as tokens)",
+        f"  {'':<34} {'tokens/s':>10} {'spread':>7} {'GFLOP/s':>8} {mfu:>14}",
+    ]
+    for name, row in block["rows"].items():
+        lines.append(
+            f"  {NAMES[name]:<34} {row['tokens_per_s']:>10,.0f} {100 * row['spread']:>6.1f}% "
+            f"{row['flops_per_s'] / 1e9:>8.1f} {100 * row['mfu']:>13.1f}%"
+        )
+    for name, ratio in block["ratios"].items():
+        lines.append(
+            f"  ratio {name}: {ratio['median']:.2f}x (windows {ratio['min']:.2f}-{ratio['max']:.2f})"
+        )
+    return lines
+
+
+def _real_path(row: dict) -> list[str]:
+    model = row["model"]
+    return [
+        "",
+        f"real path: fit over the {row['preset']} pipeline ({row['batching']} batches of <= "
+        f"{row['batch_tokens']} tokens, TensorBoard + checkpoint callbacks), generated corpus of "
+        f"{row['pairs']} pairs, d_model {model['d_model']}, {row['parameters']:,} parameters, "
+        f"{row['precision']}, jit_compile={row['jit_compile']}",
+        f"  {row['tokens_per_s']:,.0f} real tokens/s, {row['steps_per_minute']:,.0f} steps/minute "
+        f"({row['steps']} steps in {row['epoch_s']:.1f} s, after a {row['first_epoch_s']:.1f} s warm-up "
+        "epoch), "
+        f"padding {100 * row['padding_share']:.1f} %, kernel {100 * row['kernel_share']:.1f} % of CPU time",
+    ]
+
+
+def render(results: dict) -> str:
+    """Machine, size, parity, peaks, one block per precision, the real path, decoding speed."""
+    lines = _header(results)
+    for block in results["blocks"]:
+        lines += _block(block, results["timing"])
+    if "real_path" in results:
+        lines += _real_path(results["real_path"])
+    batch = results["size"]["batch"]
+    lines += ["", f"greedy decoding, float32 (batch {batch})  {'prefix':>8} {'cached':>10} {'speedup':>8}"]
     for key, rates in results["decoding"].items():
         if isinstance(rates, dict):
             lines.append(
-                f"  {key + ' output tokens':<32} {rates['uncached']:>10,.0f} {rates['cached']:>10,.0f} "
+                f"  {key + ' output tokens':<32} {rates['prefix']:>10,.0f} {rates['cached']:>10,.0f} "
                 f"{rates['speedup']:>7.1f}x   tokens/s"
             )
         else:

@@ -1,22 +1,20 @@
-"""Training throughput: tokens per second, the median of several timed windows after a warm-up."""
+"""Training throughput of several models measured in interleaved windows, so load drift hits all alike."""
 
 from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 from tx_keras.benchmark.size import BenchSize
-from tx_keras.training.masked_loss import MaskedCrossEntropy
-from tx_keras.training.precision import precision_policy
 
 
 def synthetic_batch(size: BenchSize, seed: int = 0) -> tuple[tuple[tf.Tensor, tf.Tensor], tf.Tensor]:
-    """Random ids with a random amount of trailing padding per row, as real sentences have."""
+    """Random ids with a random amount of trailing padding per row (half to full length), as sentences
+    padded to a batch's longest have."""
     rng = np.random.default_rng(seed)
 
     def ids() -> np.ndarray:
@@ -30,32 +28,40 @@ def synthetic_batch(size: BenchSize, seed: int = 0) -> tuple[tuple[tf.Tensor, tf
     return (tf.constant(source), tf.constant(target)), tf.constant(labels)
 
 
-def training_throughput(
-    build: Callable[[], keras.Model],
-    size: BenchSize,
-    jit_compile: bool = False,
-    precision: str = "float32",
-    windows: int = 5,
-    steps: int = 10,
-    warmup: int = 3,
-) -> float:
-    """Median tokens/s of `windows` windows of `steps` Adam steps (same loss for every model).
+def real_tokens(source, labels) -> int:
+    """Tokens that are work done: source words plus target positions that have a label (not padding)."""
+    return int(np.count_nonzero(source)) + int(np.count_nonzero(labels))
 
-    The model is built under `precision`; `warmup` steps first absorb tracing and allocation.
+
+def padding_share(source, labels) -> float:
+    """The share of the positions a step computes (source and decoder positions) that are padding."""
+    positions = np.size(source) + np.size(labels)
+    return 1.0 - real_tokens(source, labels) / positions if positions else 0.0
+
+
+def interleaved_step_times(
+    models: dict[str, keras.Model], inputs, labels, windows: int, steps: int, warmup: int
+) -> dict[str, list[float]]:
+    """Seconds per training step of each model, one figure per window.
+
+    Every model first runs `warmup` untimed steps (tracing, allocation). Then each window times `steps`
+    steps of every model in turn, the order reversed every other window (A B C, C B A, A B C, ...), so a
+    load change on the shared machine lands on every model instead of on whichever ran last.
     """
-    keras.backend.clear_session()
-    with precision_policy(precision):
-        model = build()
-        model.compile(
-            optimizer=keras.optimizers.Adam(1e-4), loss=MaskedCrossEntropy(), jit_compile=jit_compile
-        )
-        inputs, labels = synthetic_batch(size)
+    for model in models.values():
         for _ in range(warmup):
             model.train_on_batch(inputs, labels)
-        rates = []
-        for _ in range(windows):
+    names = list(models)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for window in range(windows):
+        for name in names if window % 2 == 0 else names[::-1]:
             started = time.perf_counter()
             for _ in range(steps):
-                model.train_on_batch(inputs, labels)
-            rates.append(steps * size.tokens_per_step / (time.perf_counter() - started))
-    return statistics.median(rates)
+                models[name].train_on_batch(inputs, labels)
+            times[name].append((time.perf_counter() - started) / steps)
+    return times
+
+
+def spread(values: list[float]) -> float:
+    """(max - min) / median: how far apart the windows of one row were."""
+    return (max(values) - min(values)) / statistics.median(values)

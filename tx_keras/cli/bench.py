@@ -15,23 +15,40 @@ from tx_keras.benchmark.size import BenchSize  # noqa: E402
 QUICK_SIZE = BenchSize(
     d_model=32, encoder_layers=1, decoder_layers=1, num_heads=2, dff=64, batch=8, length=8, vocab=50
 )
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tx-bench",
-        description="Training throughput, FLOPs utilisation and greedy decoding speed of tx_keras's "
-        "Transformer next to keras.layers.MultiHeadAttention and KerasHub builds of the same size.",
+        description="Training throughput (matched precision blocks), FLOPs utilisation, the real training "
+        "path and greedy decoding speed of tx_keras's Transformer next to keras.layers.MultiHeadAttention "
+        "and KerasHub builds of the same size.",
     )
     default = BenchSize()
     for field, value in vars(default).items():
         parser.add_argument(
             f"--{field.replace('_', '-')}", type=int, default=value, help=f"(default {value})"
         )
-    parser.add_argument("--windows", type=int, default=5, help="timed training windows; the median is shown")
+    parser.add_argument(
+        "--windows", type=int, default=7, help="interleaved timed windows per model; the median is shown"
+    )
     parser.add_argument("--steps", type=int, default=10, help="training steps per window")
     parser.add_argument("--warmup", type=int, default=3, help="untimed training steps first")
     parser.add_argument("--repeats", type=int, default=3, help="timed decoding calls; the median is shown")
+    parser.add_argument(
+        "--precisions",
+        default=None,
+        help="comma-separated precision blocks (default: those this machine supports: float32, plus "
+        "mixed_bfloat16 on a bf16 CPU, mixed_float16 on a GPU)",
+    )
+    parser.add_argument(
+        "--jit",
+        choices=("auto", "true", "false"),
+        default=None,
+        help="XLA for every model of a block (default: trainer.jit_compile, auto = on with a GPU)",
+    )
+    parser.add_argument("--no-real-path", action="store_true", help="skip the tatoeba_small fit row")
     parser.add_argument(
         "--no-saved-model", action="store_true", help="skip exporting and timing a SavedModel"
     )
@@ -40,41 +57,57 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _our_defaults():
-    """Our speed switches as the shipped config sets them (conf/trainer/default.yaml, model/small.yaml)."""
+def _shipped_settings() -> tuple[bool | str, bool]:
+    """(trainer.jit_compile, model.fused_qkv) as the shipped config sets them."""
     from hydra import compose, initialize_config_module
-
-    from tx_keras.benchmark.suite import Settings
 
     with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
         cfg = compose(config_name="config")
-    return Settings(cfg.trainer.precision, cfg.trainer.jit_compile, cfg.model.fused_qkv)
+    return cfg.trainer.jit_compile, bool(cfg.model.fused_qkv)
+
+
+def _fail(message: str) -> None:
+    print(f"tx-bench: error: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     fields = {field: getattr(args, field) for field in vars(BenchSize())}
     if min(fields.values()) < 1 or min(args.windows, args.steps, args.repeats) < 1 or args.warmup < 0:
-        print("tx-bench: error: sizes, --windows, --steps and --repeats must be >= 1", file=sys.stderr)
-        sys.exit(2)
+        _fail("sizes, --windows, --steps and --repeats must be >= 1")
     if fields["d_model"] % fields["num_heads"]:
-        print(
-            f"tx-bench: error: --num-heads {fields['num_heads']} must divide --d-model {fields['d_model']}",
-            file=sys.stderr,
-        )
-        sys.exit(2)
+        _fail(f"--num-heads {fields['num_heads']} must divide --d-model {fields['d_model']}")
+    precisions = args.precisions.split(",") if args.precisions else None
+    if precisions and not set(precisions) <= set(PRECISIONS):
+        _fail(f"--precisions {args.precisions}: choose from {', '.join(PRECISIONS)}")
+    from tx_keras.benchmark.real_path import QUICK_REAL_PATH, RealPathSize
     from tx_keras.benchmark.report import render
-    from tx_keras.benchmark.suite import Timing, run_benchmark
+    from tx_keras.benchmark.suite import ParityError, Timing, run_benchmark, supported_precisions
 
     if args.quick:
-        size, timing = (
-            QUICK_SIZE,
-            Timing(windows=2, steps=2, warmup=1, repeats=1, matmul_size=256, outputs=(4, 8)),
-        )
+        size = QUICK_SIZE
+        timing = Timing(windows=3, steps=2, warmup=1, repeats=1, matmul_size=512, outputs=(4, 8))
+        real_path = QUICK_REAL_PATH
     else:
         size = BenchSize(**fields)
         timing = Timing(args.windows, args.steps, args.warmup, args.repeats)
-    results = run_benchmark(size, _our_defaults(), timing, saved_model=not args.no_saved_model)
+        real_path = RealPathSize()
+    jit, fused_qkv = _shipped_settings()
+    if args.jit is not None:
+        jit = {"auto": "auto", "true": True, "false": False}[args.jit]
+    try:
+        results = run_benchmark(
+            size,
+            timing,
+            precisions or supported_precisions(),
+            jit,
+            fused_qkv,
+            None if args.no_real_path else real_path,
+            saved_model=not args.no_saved_model,
+        )
+    except ParityError as error:
+        _fail(str(error))
     print(json.dumps(results, indent=2) if args.json else render(results))
 
 

@@ -1,0 +1,189 @@
+"""The path users train on: `fit` over the bucketed tf.data pipeline of the tatoeba_small preset, with its
+callbacks, on a generated corpus (no download), timed over a whole epoch after a warm-up epoch."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import keras
+import numpy as np
+import tensorflow as tf
+from omegaconf import OmegaConf
+
+from tx_keras.data import Vocabulary, make_dataset
+from tx_keras.models import Transformer
+from tx_keras.training.callbacks.epoch_variable import EpochVariable
+from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
+from tx_keras.training.checkpoint import EpochCheckpoint
+from tx_keras.training.precision import precision_policy
+
+PRESET = "tatoeba_small"
+
+
+@dataclass(frozen=True)
+class RealPathSize:
+    """How much to generate: pairs of the corpus, its vocabulary (per side, specials included), and,
+    for a quick smoke run, model overrides that shrink the preset (empty = the preset as shipped)."""
+
+    pairs: int = 3000
+    vocab: int = 8004
+    model: tuple[tuple[str, int], ...] = ()
+    batch_tokens: int | None = None  # None = the preset's trainer.batch_tokens
+
+
+QUICK_REAL_PATH = RealPathSize(
+    pairs=120,
+    vocab=60,
+    model=(
+        ("d_model", 16),
+        ("num_heads", 2),
+        ("dff", 32),
+        ("num_encoder_layers", 1),
+        ("num_decoder_layers", 1),
+    ),
+    batch_tokens=128,
+)
+
+
+def generated_corpus(pairs: int, vocab: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Token-id pairs shaped like Tatoeba English -> French after WordPiece: sentence lengths drawn from a
+    log-normal with a median of 6 words (95th percentile ~12, as eng-fra.tsv), ~1.4 tokens a word, word
+    ids Zipf-distributed. Rows as `parallel_text` builds them: source `words EOS`, target `SOS words EOS`,
+    right-padded with 0."""
+    rng = np.random.default_rng(seed)
+    words = np.clip(np.rint(rng.lognormal(np.log(6.0), 0.4, (2, pairs))), 1, 40)
+    lengths = np.rint(1.4 * words).astype(int)
+    first = len(Vocabulary.SPECIALS)
+    frequencies = 1.0 / np.arange(1, vocab - first + 1)  # Zipf's law: the r-th word is 1/r as common
+
+    def rows(side_lengths: np.ndarray, prefix: list[int]) -> np.ndarray:
+        width = len(prefix) + int(side_lengths.max()) + 1
+        out = np.zeros((pairs, width), np.int32)
+        for row, length in enumerate(side_lengths):
+            ids = first + rng.choice(vocab - first, length, p=frequencies / frequencies.sum())
+            out[row, : len(prefix) + length + 1] = [*prefix, *ids, Vocabulary.EOS]
+        return out
+
+    return rows(lengths[0], []), rows(lengths[1], [Vocabulary.SOS])
+
+
+def _preset():
+    """The shipped tatoeba_small config (model, trainer), composed as `tx-train experiment=tatoeba_small`."""
+    from hydra import compose, initialize_config_module
+
+    with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
+        return compose(config_name="config", overrides=[f"experiment={PRESET}"])
+
+
+class _EpochClock(keras.callbacks.Callback):
+    """Wall time, CPU time (user and kernel, from os.times) and steps of each epoch."""
+
+    def __init__(self):
+        super().__init__()
+        self.epochs: list[dict] = []
+
+    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
+        self._steps, self._wall, self._cpu = 0, time.perf_counter(), os.times()
+
+    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+        self._steps += 1
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        cpu = os.times()
+        self.epochs.append(
+            {
+                "steps": self._steps,
+                "wall_s": time.perf_counter() - self._wall,
+                "user_s": cpu.user - self._cpu.user,
+                "system_s": cpu.system - self._cpu.system,
+            }
+        )
+
+
+def epoch_tokens(dataset: tf.data.Dataset) -> tuple[int, int]:
+    """(real tokens, computed positions) of one pass over `dataset`: real = source words plus target
+    positions with a label; positions = every source and decoder position of each (padded) batch."""
+    real = positions = 0
+    for (source, decoder_input), labels in dataset:
+        real += int(tf.math.count_nonzero(source)) + int(tf.math.count_nonzero(labels))
+        positions += int(tf.size(source)) + int(tf.size(decoder_input))
+    return real, positions
+
+
+def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
+    """Train the tatoeba_small model with its own trainer settings (`compile_model`, bucketed token
+    batches, TensorBoard, epoch checkpoints) for 2 epochs of a generated corpus; report the second
+    (the first traces the step for the new batch shapes)."""
+    from tx_keras.training.run import compile_model
+
+    cfg = _preset()
+    model_cfg = {**OmegaConf.to_container(cfg.model, resolve=True), **dict(size.model)}
+    trainer = cfg.trainer
+    if size.batch_tokens is not None:
+        trainer = OmegaConf.merge(trainer, {"batch_tokens": size.batch_tokens})
+    source, target = generated_corpus(size.pairs, size.vocab, seed)
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(seed)
+    with precision_policy(trainer.precision) as precision:
+        model = Transformer(
+            source_vocab_size=size.vocab,
+            target_vocab_size=size.vocab,
+            max_source_length=source.shape[1],
+            max_target_length=target.shape[1] - 1,
+            **model_cfg,
+        )
+    compile_model(model, trainer)
+    epoch = tf.Variable(0, dtype=tf.int64, trainable=False)
+    dataset = make_dataset(
+        source,
+        target,
+        trainer.batch_size,
+        shuffle=True,
+        seed=seed,
+        epoch=epoch,
+        batching=trainer.batching,
+        batch_tokens=trainer.batch_tokens,
+    )
+    epoch.assign(1)  # the timed epoch's batches, counted before training
+    real, positions = epoch_tokens(dataset)
+    clock = _EpochClock()
+    with tempfile.TemporaryDirectory() as folder:
+        callbacks = [
+            keras.callbacks.TerminateOnNaN(),
+            EpochVariable(epoch),
+            FlushingTensorBoard(log_dir=folder, update_freq="epoch", write_graph=False, profile_batch=0),
+            EpochCheckpoint(Path(folder) / "checkpoints" / "last.npz", 1, 2),
+            clock,
+        ]
+        model.fit(dataset, epochs=2, callbacks=callbacks, shuffle=False, verbose=0)
+    timed = clock.epochs[-1]
+    cpu = timed["user_s"] + timed["system_s"]
+    return {
+        "preset": PRESET,
+        "model": model_cfg,
+        "parameters": int(model.count_params()),
+        "precision": model.dtype_policy.name,
+        "requested_precision": precision,
+        "jit_compile": bool(model.jit_compile),
+        "batching": trainer.batching,
+        "batch_tokens": trainer.batch_tokens,
+        "pairs": size.pairs,
+        "steps": timed["steps"],
+        "epoch_s": timed["wall_s"],
+        "first_epoch_s": clock.epochs[0]["wall_s"],
+        "tokens_per_s": real / timed["wall_s"],
+        "positions_per_s": positions / timed["wall_s"],
+        "padding_share": 1.0 - real / positions,
+        "steps_per_minute": 60.0 * timed["steps"] / timed["wall_s"],
+        "kernel_share": timed["system_s"] / cpu if cpu > 0 else 0.0,
+        "cpu_per_wall": cpu / timed["wall_s"],
+        "allocator": {
+            key: os.environ[key]
+            for key in ("LD_PRELOAD", "TF_CPU_ALLOCATOR_USE_BFC", "MALLOC_ARENA_MAX")
+            if key in os.environ
+        },
+    }
