@@ -37,6 +37,7 @@ class ProbeAttention:
             display_name=f"probe {self.probe + 1}, {self.kind}",
             summary_description="Raw attention weights (layers, heads, queries, keys), float16.",
             plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name=PLUGIN_NAME, content=content),
+            data_class=summary_pb2.DATA_CLASS_TENSOR,  # TensorBoard's fast loader keeps only declared classes
         )
 
     @classmethod

@@ -1,0 +1,227 @@
+"""The Attention tab: TensorBoard routes over the logged attention tensors and the runs' SavedModels.
+
+Routes (under /data/plugin/tx_attention/): the page's static files; `runs` (what was logged where);
+`attention` (one probe, kind and epoch: every layer and head); `translate` (POST a typed sentence: its
+translation and cross-attention from that run's SavedModel). Every refusal is JSON `{"error": message}`
+with a 4xx status (500 only for an export that fails to run), which the page shows as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+from tensorboard.backend import http_util
+from tensorboard.data import provider
+from tensorboard.plugins import base_plugin
+from werkzeug import Request, Response
+
+from tx_keras.explorer.metadata import KINDS, PLUGIN_NAME, ProbeAttention, tag_for
+from tx_keras.explorer.run_folders import run_folder, saved_model
+from tx_keras.explorer.translators import Translators
+from tx_keras.explorer.typed_sentence import MAX_CHARACTERS, SentenceError, check_sentence
+
+STATIC = Path(__file__).parent / "static"
+_CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
+_MAX_STEPS = 100_000  # read every logged epoch (the loader also keeps them all)
+_LOG = logging.getLogger(__name__)
+
+
+def _json(request: Request, body: dict, status: int = 200) -> Response:
+    return http_util.Respond(request, body, "application/json", code=status)
+
+
+def _error(request: Request, message: str, status: int) -> Response:
+    return _json(request, {"error": message}, status)
+
+
+class AttentionExplorerPlugin(base_plugin.TBPlugin):
+    """Reads through TensorBoard's data provider, so it finds the summaries by plugin name in whichever
+    run folder wrote them (e.g. `RUN/attention` or the run root), old and growing runs included."""
+
+    plugin_name = PLUGIN_NAME
+
+    def __init__(self, context: base_plugin.TBContext):
+        self._provider = context.data_provider
+        self._logdir = Path(context.logdir).expanduser() if context.logdir else None
+        self._translators = Translators()
+
+    def frontend_metadata(self) -> base_plugin.FrontendMetadata:
+        return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name="Attention")
+
+    def is_active(self) -> bool:
+        """Active through its data (TensorBoard checks the plugin name itself); nothing else to look at."""
+        return False
+
+    def get_plugin_apps(self) -> dict:
+        apps = {
+            f"/{path.name}": self._static(path) for path in STATIC.iterdir() if path.suffix in _CONTENT_TYPES
+        }
+        apps.update(
+            {
+                "/runs": self._serve_runs,
+                "/attention": self._serve_attention,
+                "/translate": self._serve_translate,
+            }
+        )
+        return apps
+
+    @staticmethod
+    def _static(path: Path):
+        @Request.application
+        def serve(request: Request) -> Response:
+            return http_util.Respond(request, path.read_bytes(), _CONTENT_TYPES[path.suffix])
+
+        return serve
+
+    def _ids(self, request: Request) -> tuple:
+        from tensorboard import plugin_util
+
+        return plugin_util.context(request.environ), plugin_util.experiment_id(request.environ)
+
+    def _records(self, request: Request) -> dict[str, dict[str, ProbeAttention]]:
+        """run -> tag -> its labels, skipping summaries of a format this version cannot read."""
+        ctx, eid = self._ids(request)
+        found = self._provider.list_tensors(ctx, experiment_id=eid, plugin_name=PLUGIN_NAME)
+        records: dict[str, dict[str, ProbeAttention]] = {}
+        for run, tags in found.items():
+            for tag, series in tags.items():
+                try:
+                    records.setdefault(run, {})[tag] = ProbeAttention.from_content(series.plugin_content)
+                except (ValueError, TypeError):
+                    _LOG.warning("Attention tab: skipping %s in %s (unknown format)", tag, run)
+        return records
+
+    def _read(self, request: Request, run: str, tag: str) -> list:
+        ctx, eid = self._ids(request)
+        data = self._provider.read_tensors(
+            ctx,
+            experiment_id=eid,
+            plugin_name=PLUGIN_NAME,
+            downsample=_MAX_STEPS,
+            run_tag_filter=provider.RunTagFilter(runs=[run], tags=[tag]),
+        )
+        return sorted(data.get(run, {}).get(tag, []), key=lambda datum: datum.step)
+
+    def _translatable(self, request: Request) -> dict[str, Path]:
+        """Run folder (relative to the logdir) -> its SavedModel, for every run folder with an export."""
+        if self._logdir is None:
+            return {}
+        ctx, eid = self._ids(request)
+        exports: dict[str, Path] = {}
+        for run in self._provider.list_runs(ctx, experiment_id=eid):
+            folder = run_folder(self._logdir, run.run_name)
+            model = folder and saved_model(folder)
+            if model:
+                name = folder.relative_to(self._logdir.resolve()).as_posix()
+                exports[name] = model
+        return exports
+
+    @Request.application
+    def _serve_runs(self, request: Request) -> Response:
+        runs = []
+        for run, tags in sorted(self._records(request).items()):
+            probes: dict[int, dict] = {}
+            for record in tags.values():
+                probe = probes.setdefault(
+                    record.probe,
+                    {
+                        "probe": record.probe,
+                        "source": record.source,
+                        "reference": record.reference,
+                        "kinds": [],
+                    },
+                )
+                probe["kinds"].append(record.kind)
+            for probe in probes.values():
+                probe["kinds"] = [kind for kind in KINDS if kind in probe["kinds"]]
+            steps = [datum.step for datum in self._read(request, run, next(iter(sorted(tags))))]
+            folder = run_folder(self._logdir, run) if self._logdir else None
+            runs.append(
+                {
+                    "run": run,
+                    "folder": folder.relative_to(self._logdir.resolve()).as_posix() if folder else None,
+                    "probes": [probes[i] for i in sorted(probes)],
+                    "steps": steps,
+                }
+            )
+        translatable = sorted(self._translatable(request))
+        return _json(request, {"runs": runs, "translatable": translatable, "max_characters": MAX_CHARACTERS})
+
+    @Request.application
+    def _serve_attention(self, request: Request) -> Response:
+        run, kind = request.args.get("run", ""), request.args.get("kind", "")
+        try:
+            probe = int(request.args.get("probe", ""))
+            step = int(request.args["step"]) if request.args.get("step") else None
+        except ValueError:
+            return _error(request, "probe and step must be whole numbers", 400)
+        if kind not in KINDS:
+            return _error(request, f"kind must be one of {', '.join(KINDS)}", 400)
+        tags = self._records(request).get(run)
+        if tags is None:
+            return _error(request, f"run {run!r} has no attention data now (its folder was deleted?)", 404)
+        record = tags.get(tag_for(probe, kind))
+        if record is None:
+            return _error(request, f"run {run!r} logged no {kind} attention for probe {probe + 1}", 404)
+        data = self._read(request, run, record.tag)
+        if not data:
+            return _error(request, f"run {run!r} has no readable {kind} attention yet", 404)
+        earlier = [datum for datum in data if step is None or datum.step <= step]
+        datum = earlier[-1] if earlier else data[0]
+        weights = np.asarray(datum.numpy, dtype=np.float32)
+        return _json(
+            request,
+            {
+                "run": run,
+                "probe": probe,
+                "kind": kind,
+                "step": datum.step,
+                "steps": [d.step for d in data],
+                "queries": record.queries,
+                "keys": record.keys,
+                "source": record.source,
+                "reference": record.reference,
+                "weights": weights.tolist(),  # float16 values, exact in float32 and in JSON
+                "head_labels": [f"head {h + 1}" for h in range(weights.shape[1])],
+            },
+        )
+
+    @Request.application
+    def _serve_translate(self, request: Request) -> Response:
+        if request.method != "POST":
+            return _error(request, "POST a JSON body {run, text}", 405)
+        try:
+            body = json.loads(request.get_data(as_text=True) or "null")
+        except ValueError:
+            return _error(request, "the body is not valid JSON", 400)
+        if not isinstance(body, dict):
+            return _error(request, "send a JSON object {run, text}", 400)
+        try:
+            sentence = check_sentence(body.get("text"))
+            exports = self._translatable(request)
+            folder = body.get("run")
+            if folder not in exports:
+                raise SentenceError(f"run {folder!r} has no export here (still training, or deleted?)", 404)
+            result = self._translators.translate(exports[folder], sentence)
+        except SentenceError as error:
+            return _error(request, str(error), error.status)
+        except Exception as error:  # a broken export: say so in the page, keep serving
+            _LOG.exception("Attention tab: translating with %s failed", body.get("run"))
+            return _error(request, f"this run's export could not translate: {type(error).__name__}", 500)
+        return _json(request, {"run": folder, "sentence": sentence, **result})
+
+
+class AttentionExplorerLoader(base_plugin.TBLoader):
+    """Keeps every logged epoch of the tab's summaries (TensorBoard keeps 10 per tag of a third-party
+    plugin by default, which would thin the epoch slider) unless `--samples_per_plugin` says otherwise."""
+
+    def fix_flags(self, flags) -> None:
+        samples = getattr(flags, "samples_per_plugin", None)
+        if isinstance(samples, dict):
+            samples.setdefault(PLUGIN_NAME, 0)  # 0 = keep all; the callback caps their size
+
+    def load(self, context: base_plugin.TBContext) -> AttentionExplorerPlugin:
+        return AttentionExplorerPlugin(context)

@@ -1,0 +1,39 @@
+"""From a TensorBoard run name to the tx-train run folder behind it, and to that run's SavedModel."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+RUN_MARKERS = ("summary.json", "run.json")  # what tx-train writes at the top of every run folder
+
+
+def run_folder(logdir: Path, run: str) -> Path | None:
+    """The run folder holding TensorBoard run `run` (`.`, `heads_1/attention`, ...): the run's own folder or
+    the nearest parent with a run marker, never above `logdir`; None when it is gone or not a tx-train run."""
+    logdir = logdir.resolve()
+    folder = (logdir / run).resolve()
+    if folder != logdir and logdir not in folder.parents:
+        return None
+    while True:
+        if any((folder / marker).is_file() for marker in RUN_MARKERS):
+            return folder
+        if folder == logdir:
+            return None
+        folder = folder.parent
+
+
+def saved_model(folder: Path) -> Path | None:
+    """The run's SavedModel: summary.json's `export` path, else the default `export/saved_model`; None when
+    the run has none (still training, export disabled, or its files were deleted)."""
+    candidates = [folder / "export" / "saved_model"]
+    try:
+        exported = json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("export")
+    except (OSError, ValueError, AttributeError):
+        exported = None
+    if isinstance(exported, str):
+        candidates.insert(0, folder / exported)
+    for candidate in candidates:
+        if (candidate / "saved_model.pb").is_file():
+            return candidate
+    return None
