@@ -1,0 +1,261 @@
+"""The Attention tab's routes through werkzeug's test client, over written event files and a real run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tensorboard.backend.application import TensorBoardWSGI
+from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
+from tensorboard.compat.proto import summary_pb2
+from tensorboard.plugins import base_plugin
+from werkzeug.test import Client
+
+from tx_keras.explorer.metadata import KINDS, PLUGIN_NAME, ProbeAttention
+from tx_keras.explorer.plugin import AttentionExplorerLoader
+from tx_keras.explorer.run_folders import run_folder
+from tx_keras.explorer.summary import write_attention
+from tx_keras.explorer.typed_sentence import MAX_CHARACTERS
+
+PREFIX = f"/data/plugin/{PLUGIN_NAME}"
+QUERIES, KEYS = ["<sos>", "le", "chat"], ["the", "cat", "<eos>"]
+
+
+def _weights(step: int, kind: str) -> np.ndarray:
+    """(layers=2, heads=3, queries, keys) rows that sum to 1 and differ by step and kind."""
+    rng = np.random.default_rng(step * 10 + KINDS.index(kind))
+    raw = rng.random((2, 3, len(QUERIES), len(KEYS)))
+    return (raw / raw.sum(-1, keepdims=True)).astype(np.float16)
+
+
+def _write_run(folder: Path, steps: list[int]) -> None:
+    """A run folder as tx-train leaves it: run.json and the explorer's summaries for one probe."""
+    folder.mkdir(parents=True)
+    (folder / "run.json").write_text("{}")
+    with tf.summary.create_file_writer(str(folder)).as_default():
+        for step in steps:
+            records = [
+                (ProbeAttention(0, kind, QUERIES, KEYS, "the cat", "le chat"), _weights(step, kind))
+                for kind in KINDS
+            ]
+            write_attention(records, step)
+
+
+def _write_old_run(folder: Path) -> None:
+    """An older run: scalars only, plus a summary of the plugin in a format version this code cannot read."""
+    folder.mkdir(parents=True)
+    (folder / "run.json").write_text("{}")
+    alien = summary_pb2.SummaryMetadata(
+        plugin_data=summary_pb2.SummaryMetadata.PluginData(
+            plugin_name=PLUGIN_NAME, content=json.dumps({"version": 99}).encode()
+        ),
+        data_class=summary_pb2.DATA_CLASS_TENSOR,
+    )
+    with tf.summary.create_file_writer(str(folder)).as_default():
+        tf.summary.scalar("epoch_loss", 1.0, step=1)
+        tf.summary.write("attention_explorer/probe_1/cross", tf.zeros([1, 1, 2, 2]), step=1, metadata=alien)
+
+
+def _board(logdir: Path):
+    """The plugin as TensorBoard loads it, over `logdir`; returns (client, multiplexer, plugin)."""
+    multiplexer = plugin_event_multiplexer.EventMultiplexer(tensor_size_guidance={PLUGIN_NAME: 0})
+    multiplexer.AddRunsFromDirectory(str(logdir))
+    multiplexer.Reload()
+    provider = data_provider.MultiplexerDataProvider(multiplexer, str(logdir))
+    context = base_plugin.TBContext(data_provider=provider, logdir=str(logdir), multiplexer=multiplexer)
+    plugin = AttentionExplorerLoader().load(context)
+    return Client(TensorBoardWSGI([plugin], data_provider=provider)), multiplexer, plugin
+
+
+@pytest.fixture()
+def board(tmp_path):
+    _write_run(tmp_path / "sweep" / "0_heads=3", steps=[1, 2, 4])
+    _write_old_run(tmp_path / "sweep" / "1_old")
+    client, multiplexer, _ = _board(tmp_path / "sweep")
+    return client, multiplexer, tmp_path / "sweep"
+
+
+def _json(response):
+    assert response.headers["Content-Type"].startswith("application/json"), response.headers
+    return json.loads(response.get_data(as_text=True))
+
+
+def test_tab_is_listed_active_and_named_attention(board):
+    client, _, _ = board
+    listing = _json(client.get("/data/plugins_listing"))[PLUGIN_NAME]
+    assert listing["enabled"] is True
+    assert listing["tab_name"] == "Attention"
+    assert listing["loading_mechanism"] == {"type": "IFRAME", "module_path": f"{PREFIX}/index.js"}
+
+
+def test_static_frontend_is_served(board):
+    client, _, _ = board
+    for name, content_type in [("index.js", "text/javascript"), ("views.js", "text/javascript")]:
+        response = client.get(f"{PREFIX}/{name}")
+        assert response.status_code == 200 and response.headers["Content-Type"].startswith(content_type)
+    assert "export async function render" in client.get(f"{PREFIX}/index.js").get_data(as_text=True)
+    assert client.get(f"{PREFIX}/explorer.css").headers["Content-Type"].startswith("text/css")
+
+
+def test_runs_lists_probes_kinds_and_every_step_and_skips_old_data(board):
+    client, _, _ = board
+    body = _json(client.get(f"{PREFIX}/runs"))
+    (run,) = body["runs"]  # the old run (scalars, unknown format) is not offered
+    assert run["run"] == "0_heads=3" and run["folder"] == "0_heads=3"
+    assert run["steps"] == [1, 2, 4]
+    assert run["probes"] == [{"probe": 0, "source": "the cat", "reference": "le chat", "kinds": list(KINDS)}]
+    assert body["translatable"] == [] and body["max_characters"] == MAX_CHARACTERS
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_attention_returns_the_logged_float16_weights_exactly(board, kind):
+    client, _, _ = board
+    body = _json(
+        client.get(f"{PREFIX}/attention", query_string={"run": "0_heads=3", "probe": 0, "kind": kind})
+    )
+    assert body["step"] == 4 and body["steps"] == [1, 2, 4]  # no step: the last one
+    assert body["queries"] == QUERIES and body["keys"] == KEYS
+    assert body["head_labels"] == ["head 1", "head 2", "head 3"]
+    np.testing.assert_array_equal(np.array(body["weights"], np.float16), _weights(4, kind))
+
+
+def test_attention_step_falls_back_to_the_nearest_earlier_logged_epoch(board):
+    client, _, _ = board
+    query = {"run": "0_heads=3", "probe": 0, "kind": "cross"}
+    assert _json(client.get(f"{PREFIX}/attention", query_string={**query, "step": 3}))["step"] == 2
+    assert _json(client.get(f"{PREFIX}/attention", query_string={**query, "step": 1}))["step"] == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "words"),
+    [
+        ({"run": "0_heads=3", "probe": 0, "kind": "sideways"}, 400, "kind must be one of"),
+        ({"run": "0_heads=3", "probe": "one", "kind": "cross"}, 400, "whole numbers"),
+        ({"run": "0_heads=3", "probe": 5, "kind": "cross"}, 404, "no cross attention for probe 6"),
+        ({"run": "nowhere", "probe": 0, "kind": "cross"}, 404, "no attention data"),
+        ({"run": "1_old", "probe": 0, "kind": "cross"}, 404, "no attention data"),
+    ],
+)
+def test_attention_refusals_are_json_messages(board, query, status, words):
+    client, _, _ = board
+    response = client.get(f"{PREFIX}/attention", query_string=query)
+    assert response.status_code == status
+    assert words in _json(response)["error"]
+
+
+def test_a_run_folder_deleted_while_open_gives_a_clear_404(board):
+    client, multiplexer, logdir = board
+    shutil.rmtree(logdir / "0_heads=3")
+    multiplexer.Reload()  # what TensorBoard's reload thread does every few seconds
+    assert _json(client.get(f"{PREFIX}/runs"))["runs"] == []
+    response = client.get(
+        f"{PREFIX}/attention", query_string={"run": "0_heads=3", "probe": 0, "kind": "cross"}
+    )
+    assert response.status_code == 404 and "deleted" in _json(response)["error"]
+
+
+def test_a_growing_run_shows_new_epochs_after_a_reload(board):
+    client, multiplexer, logdir = board
+    with tf.summary.create_file_writer(str(logdir / "0_heads=3")).as_default():
+        write_attention(
+            [(ProbeAttention(0, "cross", QUERIES, KEYS, "the cat", "le chat"), _weights(5, "cross"))], 5
+        )
+    multiplexer.Reload()
+    body = _json(
+        client.get(f"{PREFIX}/attention", query_string={"run": "0_heads=3", "probe": 0, "kind": "cross"})
+    )
+    assert body["steps"] == [1, 2, 4, 5] and body["step"] == 5
+
+
+def test_run_folder_never_leaves_the_logdir(tmp_path):
+    (tmp_path / "logs" / "a" / "attention").mkdir(parents=True)
+    (tmp_path / "logs" / "a" / "run.json").write_text("{}")
+    (tmp_path / "run.json").write_text("{}")  # a run folder above the logdir must not be found
+    logdir = tmp_path / "logs"
+    assert run_folder(logdir, "a/attention") == (logdir / "a").resolve()
+    assert run_folder(logdir, "../") is None
+    assert run_folder(logdir, "b") is None
+
+
+@pytest.mark.parametrize(("given", "kept"), [({}, 0), ({PLUGIN_NAME: 7}, 7)])
+def test_loader_keeps_every_logged_epoch_unless_told_otherwise(given, kept):
+    flags = argparse.Namespace(samples_per_plugin=dict(given))
+    AttentionExplorerLoader().fix_flags(flags)
+    assert flags.samples_per_plugin[PLUGIN_NAME] == kept
+
+
+# --- own sentence, through a real tiny run's SavedModel -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_board(tiny_run):
+    result, run_dir = tiny_run
+    assert (run_dir / "export" / "saved_model" / "saved_model.pb").is_file(), result.stderr[-2000:]
+    client, _, plugin = _board(run_dir.parent)
+    return client, plugin, run_dir.name
+
+
+def _translate(client, body):
+    data = body if isinstance(body, str) else json.dumps(body)
+    return client.post(f"{PREFIX}/translate", data=data, content_type="application/json")
+
+
+def test_real_run_logs_its_probes_and_offers_its_export(real_board):
+    client, _, name = real_board
+    body = _json(client.get(f"{PREFIX}/runs"))
+    assert body["translatable"] == [name]
+    (run,) = body["runs"]
+    assert run["folder"] == name and len(run["probes"]) == 2 and run["steps"] == [1, 2]
+    record = _json(
+        client.get(f"{PREFIX}/attention", query_string={"run": run["run"], "probe": 1, "kind": "cross"})
+    )
+    weights = np.array(record["weights"])
+    assert weights.shape == (1, 2, len(record["queries"]), len(record["keys"]))  # tiny: 1 layer, 2 heads
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=0.01)
+
+
+def test_translate_returns_translation_and_cross_attention_and_loads_the_model_once(real_board):
+    client, plugin, name = real_board
+    loads = plugin._translators.loads
+    for sentence in ("the cat sees the dog", "  tom visits paris  "):
+        body = _json(_translate(client, {"run": name, "text": sentence}))
+        assert body["sentence"] == sentence.strip() and isinstance(body["translation"], str)
+        assert body["translation"] and body["keys"][-1] == "<eos>"
+        assert len(body["keys"]) == len(sentence.split()) + 1
+        weights = np.array(body["weights"])
+        assert weights.shape == (1, 1, len(body["queries"]), len(body["keys"]))  # export.attention=mean
+        assert body["head_labels"] == ["mean of heads"]
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=0.01)
+    assert plugin._translators.loads - loads <= 1  # cached after the first sentence
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "words"),
+    [
+        ({"text": "   "}, 400, "type a sentence"),
+        ({"text": "a " * MAX_CHARACTERS}, 413, f"at most {MAX_CHARACTERS}"),
+        ({"text": "tab\tand\x00nul"}, 400, "control"),
+        ({"text": 42}, 400, "JSON string"),
+        ("{not json", 400, "not valid JSON"),
+        ([1, 2], 400, "JSON object"),
+        ({"text": "hello", "run": "../../etc"}, 404, "no export"),
+    ],
+)
+def test_bad_sentences_get_a_json_message_not_a_server_error(real_board, body, status, words):
+    client, _, name = real_board
+    if isinstance(body, dict):
+        body = {"run": name, **body}
+    response = _translate(client, body)
+    assert response.status_code == status
+    assert words in _json(response)["error"]
+
+
+def test_translate_wants_post(real_board):
+    client, _, _ = real_board
+    response = client.get(f"{PREFIX}/translate")
+    assert response.status_code == 405 and "POST" in _json(response)["error"]
