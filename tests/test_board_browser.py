@@ -1,11 +1,13 @@
 """tx-board in a real browser: headless Chromium shows real tx-train runs in Scalars, Images and HParams.
 
-Screenshots of each view land in test-artifacts/ at the repo root, for a human to look at after CI.
+Screenshots of each view land in test-artifacts/ at the repo root, for a human to look at after CI;
+with TX_DOCS_SCREENSHOTS=1 the Scalars view is also saved as docs/images/dashboard.png (the README's).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -28,6 +30,7 @@ sync_api = pytest.importorskip(
 )
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+DOCS_SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "dashboard.png"
 BIN = Path(sys.executable).parent
 # A fresh profile (Playwright makes one per launch) and no background traffic: on a closed network,
 # Chromium's own connections otherwise get refused in bursts that stall page loads.
@@ -118,6 +121,21 @@ def _screenshot(page: sync_api.Page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"board_{name}.png"), full_page=True)
 
 
+def test_each_run_is_three_entries_in_the_run_list(board):
+    """The run itself (dashboard, final scores, HParams), and Keras' train and validation curves."""
+    runs = set(_get_json(board + "data/runs"))
+    assert runs == {f"{name}{split}" for name in RUNS for split in ("", "/train", "/validation")}, runs
+
+
+def test_scalars_open_on_loss_and_accuracy_with_diagnostics_last(board):
+    """TensorBoard orders Scalars groups by name and opens the first three: Keras' epoch curves, then the
+    final scores, then the per-layer diagnostics under one `layers/` prefix."""
+    tags = _get_json(board + "data/plugin/scalars/tags")
+    groups = sorted({tag.split("/")[0] for run in tags.values() for tag in run})
+    assert groups[:3] == ["epoch_accuracy", "epoch_exact_match", "epoch_loss"], groups
+    assert groups[3:] == ["final", "layers", "optimizer"], groups
+
+
 def test_scalars_view_shows_both_runs(page, board):
     page.goto(board + "#scalars")
     dashboard = page.locator("tf-scalar-dashboard")  # the views stay in the DOM: scope to this one
@@ -135,6 +153,11 @@ def test_scalars_view_shows_both_runs(page, board):
         curves = card.locator("path.line[d]")
         sync_api.expect(curves.nth(2 * len(RUNS) - 1)).to_be_attached(timeout=UI_TIMEOUT_MS)
     _screenshot(page, "scalars")
+    if os.environ.get("TX_DOCS_SCREENSHOTS") == "1":
+        dashboard.locator("tf-tag-filterer input").fill("")  # the view a user opens on
+        page.wait_for_timeout(2000)
+        DOCS_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(DOCS_SCREENSHOT))
 
 
 def test_images_view_shows_attention_maps_of_both_runs(page, board):
@@ -144,7 +167,7 @@ def test_images_view_shows_attention_maps_of_both_runs(page, board):
     loaders = dashboard.locator("tf-image-loader")
     for kind in ("encoder_self", "decoder_self", "cross"):
         for name in RUNS:
-            card = loaders.filter(has_text=f"attention/{kind}/layer_1").filter(has_text=f"{name}/attention")
+            card = loaders.filter(has_text=f"attention/{kind}/layer_1").filter(has_text=name)
             sync_api.expect(card.first).to_be_visible(
                 timeout=UI_TIMEOUT_MS
             )  # also in the filter's results pane

@@ -103,11 +103,11 @@ def test_killed_run_resumes_to_the_same_weights_with_each_epoch_logged_once(stra
 
     for folder in ("train", "validation"):
         assert _steps(run_dir / folder, "epoch_loss") == [0, 1, 2], folder
-    assert _steps(run_dir / "train", "epoch_learning_rate") == [0, 1, 2]
-    assert _steps(run_dir / "diagnostics", "gradient_norm/encoder/layer_1") == [0, 1, 2, 3]
-    assert _steps(run_dir / "samples", "samples/translations") == [1, 3]
-    assert _steps(run_dir / "attention", "attention/cross/layer_1") == [1, 3]
-    assert _steps(run_dir / "final", "test/exact_match") == [3]
+    assert _steps(run_dir / "train", "optimizer/learning_rate") == [0, 1, 2]
+    assert _steps(run_dir, "layers/gradient_norm/encoder/layer_1") == [0, 1, 2, 3]
+    assert _steps(run_dir, "samples/translations") == [1, 3]
+    assert _steps(run_dir, "attention/cross/layer_1") == [1, 3]
+    assert _steps(run_dir, "final/test_exact_match") == [3]
 
     again = tx_train(f"resume={run_dir}", cwd=tmp_path)  # finished: nothing to redo, nothing lost
     assert again.returncode == 0 and "already completed" in again.stdout, again.stderr[-2000:]

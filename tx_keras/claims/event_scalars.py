@@ -13,18 +13,24 @@ from tx_keras.comparison.plots import validation_curve
 
 def diagnostics_at_init(run_dir: Path, prefix: str) -> dict[str, float]:
     """`{layer: value}` of the `prefix/<layer>` diagnostics (`gradient_norm`, `rank_collapse`) logged at
-    step 0, before any training (run_dir/diagnostics); empty when the run logged none."""
+    step 0, before any training: `layers/prefix/<layer>` in the run folder, or `prefix/<layer>` in
+    run_dir/diagnostics in runs of before 2026-11-30; empty when the run logged none."""
     folder = run_dir / "diagnostics"
-    if not folder.is_dir():
-        return {}
+    if folder.is_dir():
+        return _at_init(folder, f"{prefix}/")
+    return _at_init(run_dir, f"layers/{prefix}/")
+
+
+def _at_init(folder: Path, prefix: str) -> dict[str, float]:
+    """The step-0 values of the tags under `prefix` in `folder`'s event files, by the rest of the tag."""
     events = event_accumulator.EventAccumulator(str(folder), size_guidance={event_accumulator.TENSORS: 0})
     events.Reload()
     values = {}
     for tag in events.Tags()["tensors"]:
-        if tag.startswith(f"{prefix}/"):
+        if tag.startswith(prefix):
             at_init = [record for record in events.Tensors(tag) if record.step == 0]
             if at_init:
-                values[tag[len(prefix) + 1 :]] = float(tensor_util.make_ndarray(at_init[-1].tensor_proto))
+                values[tag[len(prefix) :]] = float(tensor_util.make_ndarray(at_init[-1].tensor_proto))
     return values
 
 

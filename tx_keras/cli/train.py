@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import warnings
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up chatter out of the console
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
 
-import hydra  # noqa: E402
-from hydra.core.hydra_config import HydraConfig  # noqa: E402
-from omegaconf import DictConfig  # noqa: E402
+# First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
+from tx_keras.runtime.quiet_startup import quiet_absl, start_tensorflow
 
 
 def _thread_budget(hydra_cfg: DictConfig) -> int | None:
@@ -35,6 +37,9 @@ def _train(cfg: DictConfig) -> float:
 
     hydra_cfg = HydraConfig.get()
     set_thread_budget(_thread_budget(hydra_cfg))
+    logging.captureWarnings(True)  # Python warnings reach train.log too
+    quiet_absl(cfg.logging.verbose)
+    start_tensorflow(cfg.logging.verbose)  # before anything imports it: its start-up noise stays off stderr
     try:
         return run_job(
             cfg,

@@ -93,8 +93,8 @@ class EpochCheckpoint(keras.callbacks.Callback):
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         logs = logs or {}
         done = epoch + 1
-        if done % self.every and done != self.epochs:
-            return
+        if done % self.every and done != self.epochs and not self.model.stop_training:
+            return  # the epoch training stops after (early stopping, time budget) is always checkpointed
         if not all(math.isfinite(float(value)) for value in logs.values()):
             return  # a diverged epoch is no state to continue from
         save_checkpoint(self.path, self.model, done, logs)

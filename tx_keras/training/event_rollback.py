@@ -18,14 +18,18 @@ from tx_keras.training.atomic_file import atomic_file
 _EVENTS_GLOB = "events.out.tfevents.*"
 
 
-def _kept_records(path: Path, first_dropped_step: int) -> tuple[list[bytes], bool]:
-    """The serialized events to keep, and whether anything was dropped (a torn last record counts)."""
+def _kept_records(
+    path: Path, first_dropped_step: int, end_tags: tuple[str, ...] = ()
+) -> tuple[list[bytes], bool]:
+    """The serialized events to keep, and whether anything was dropped (a torn last record counts).
+    Events with a tag starting with one of `end_tags` (written once at a run's end) go at any step."""
     kept: list[bytes] = []
     dropped = False
     try:
         for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
             event = Event.FromString(record)
-            if event.HasField("file_version") or event.step < first_dropped_step:
+            at_end = bool(end_tags) and any(value.tag.startswith(end_tags) for value in event.summary.value)
+            if event.HasField("file_version") or (event.step < first_dropped_step and not at_end):
                 kept.append(record)
             else:
                 dropped = True
@@ -34,12 +38,15 @@ def _kept_records(path: Path, first_dropped_step: int) -> tuple[list[bytes], boo
     return kept, dropped
 
 
-def rollback_events(run_dir: Path, first_dropped_step: Mapping[str, int]) -> None:
+def rollback_events(
+    run_dir: Path, first_dropped_step: Mapping[str, int], end_tags: tuple[str, ...] = ()
+) -> None:
     """In each sub-folder named in `first_dropped_step` ("" = the run folder itself), drop the events
-    at or after that step; a file left with nothing but its header is deleted."""
+    at or after that step, and those tagged with an `end_tags` prefix at any step; a file left with
+    nothing but its header is deleted."""
     for folder, step in first_dropped_step.items():
         for path in sorted((run_dir / folder).glob(_EVENTS_GLOB)):
-            kept, dropped = _kept_records(path, step)
+            kept, dropped = _kept_records(path, step, end_tags)
             if not dropped:
                 continue
             if len(kept) <= 1:

@@ -17,8 +17,18 @@ def flatten_hparams(cfg: DictConfig) -> dict[str, Any]:
     """`model.num_heads`-style keys with scalar values (None becomes "null": HParams has no null)."""
     flat: dict[str, Any] = {"seed": cfg.seed}
     for group in _GROUPS:
-        for key, value in OmegaConf.to_container(cfg[group], resolve=True).items():
-            flat[f"{group}.{key}"] = "null" if value is None else value
+        flat.update(_flatten(group, OmegaConf.to_container(cfg[group], resolve=True)))
+    return flat
+
+
+def _flatten(prefix: str, values: dict[str, Any]) -> dict[str, Any]:
+    """Nested groups (`trainer.early_stopping`) become dotted keys too."""
+    flat: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(f"{prefix}.{key}", value))
+        else:
+            flat[f"{prefix}.{key}"] = "null" if value is None else value
     return flat
 
 
@@ -26,13 +36,12 @@ def write_hparams(run_dir: Path, cfg: DictConfig, status: str, metric_tags: list
     """Write the HParams session for `run_dir` and the experiment definition that lists the columns.
 
     Written at the end of a run, failed ones included, so the `status` column is the final word.
-    `metric_tags` (`test/exact_match`, ...) are the scalars the run wrote under `final/`; the metric
-    columns show their last value.
+    `metric_tags` (`final/test_exact_match`, ...) are the scalars the run wrote into its own folder;
+    the metric columns show their last value.
     """
     flat = {**flatten_hparams(cfg), "status": status}
     metrics = [
-        hp.Metric(tag, group="final", display_name=tag.replace("/", " ").replace("_", " "))
-        for tag in metric_tags
+        hp.Metric(tag, display_name=tag.removeprefix("final/").replace("_", " ")) for tag in metric_tags
     ]
     writer = tf.summary.create_file_writer(str(run_dir))
     with writer.as_default(), tf.summary.record_if(True):

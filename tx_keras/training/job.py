@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -10,8 +11,10 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from tx_keras.config_check import ConfigError, check_config
+from tx_keras.training.run_report import run_report
 from tx_keras.training.summary import SUMMARY_NAME, read_summary, write_summary
+
+_LOG = logging.getLogger("tx_keras.run")
 
 
 def completed_summary(run_dir: Path, epochs: int) -> dict[str, Any] | None:
@@ -40,16 +43,39 @@ def set_thread_budget(threads: int | None) -> None:
         os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 
 
+def no_early_stopping_in_sweep(cfg: DictConfig) -> None:
+    """A sweep's jobs train all their epochs unless `trainer.early_stopping.in_sweeps`: variants are
+    compared at one budget. Set in the config itself, so summary.json and HParams show what ran."""
+    settings = cfg.trainer.get("early_stopping")
+    if settings is not None and not settings.get("in_sweeps", False):
+        settings.patience = None
+
+
+def report(run_dir: Path) -> None:
+    """The end-of-run report of a single run, from its summary.json (console and train.log)."""
+    try:
+        summary = read_summary(run_dir)
+    except (OSError, json.JSONDecodeError):
+        return
+    for line in run_report(summary, run_dir):
+        _LOG.info(line)
+
+
 def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
     """Run one configuration into `run_dir` and return its objective.
 
     With `isolate_failures` (sweeps) a config error or an exception is recorded in summary.json as
-    `failed` with the reason and NaN is returned, so the launcher goes on with the next job.
+    `failed` with the reason and NaN is returned, so the launcher goes on with the next job (the sweep
+    ends with a table of its jobs). A single run ends with its report, failed or not.
     """
+    if isolate_failures:
+        no_early_stopping_in_sweep(cfg)
     done = completed_summary(run_dir, cfg.trainer.epochs)
     if done is not None:
         print(f"tx-train: {run_dir} already completed; skipped (delete its {SUMMARY_NAME} to rerun)")
         return float(done["metrics"].get(cfg.trainer.objective, float("nan")))
+    from tx_keras.config_check import ConfigError, check_config  # imports TensorFlow: after start-up
+
     try:
         check_config(cfg)  # before any data or model is built
     except ConfigError as error:
@@ -69,9 +95,16 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
 
     keras.backend.clear_session()  # jobs sharing a worker process must not share graphs or layer names
     try:
-        return run(cfg, run_dir)
+        objective = run(cfg, run_dir)
     except Exception as error:  # run() has recorded it as failed in summary.json
+        _LOG.debug("the run failed", exc_info=True)  # the traceback, for train.log
         if not isolate_failures:
+            report(run_dir)
             raise
         print(f"tx-train: job {run_dir.name} failed: {type(error).__name__}: {error}", file=sys.stderr)
         return float("nan")
+    if isolate_failures:
+        _LOG.info("tx-train: job %s %s", run_dir.name, read_summary(run_dir).get("status"))
+    else:
+        report(run_dir)
+    return objective

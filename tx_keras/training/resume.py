@@ -18,11 +18,13 @@ from tx_keras.training.run_folder import (
 from tx_keras.training.summary import SUMMARY_NAME
 
 # The step each event folder gives an epoch: Keras' curves use the 0-based epoch index; the dashboard
-# callbacks the number of completed epochs (diagnostics also step 0, before training); the run folder
-# itself (HParams) and final/ are written once, at the end.
+# callbacks the number of completed epochs (diagnostics also step 0, before training). The dashboard
+# writes into the run folder itself, where the HParams row and the `final/` scalars are written once,
+# at the end. Run folders of before 2026-11-30 have the dashboard and `final` in sub-folders of their own.
 _KERAS_FOLDERS = ("train", "validation")
-_DASHBOARD_FOLDERS = ("attention", "samples", "diagnostics")
-_END_FOLDERS = ("", "final")
+_DASHBOARD_FOLDERS = ("", "attention", "samples", "diagnostics")
+_END_FOLDERS = ("final",)
+_END_TAGS = ("final/", "_hparams_/")
 
 
 def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
@@ -58,6 +60,6 @@ def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
     first_dropped = {folder: done for folder in _KERAS_FOLDERS}
     first_dropped |= {folder: done + 1 if done else 0 for folder in _DASHBOARD_FOLDERS}
     first_dropped |= {folder: 0 for folder in _END_FOLDERS}
-    rollback_events(run_dir, first_dropped)
+    rollback_events(run_dir, first_dropped, _END_TAGS)
     print(f"tx-train: resuming {run_dir} after epoch {done} of {cfg.trainer.epochs}", flush=True)
     return checkpoint

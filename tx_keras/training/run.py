@@ -6,6 +6,7 @@ returns the metric `trainer.objective` names, which an optimising sweeper (sweep
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,12 @@ from tx_keras.models import Transformer
 from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
 from tx_keras.training.callbacks.attention_maps import epochs_to_log
 from tx_keras.training.callbacks.cooldown_clock import CooldownClock
+from tx_keras.training.callbacks.early_stopping import STOPPED_KEY, EarlyStopping
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
+from tx_keras.training.callbacks.progress import Progress
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
+from tx_keras.training.callbacks.validation_exact_match import LOG_KEY, ValidationExactMatch
 from tx_keras.training.checkpoint import CHECKPOINT_PATH, Checkpoint, EpochCheckpoint, restore
 from tx_keras.training.cooldown import Cooldown
 from tx_keras.training.hparams import write_hparams
@@ -38,6 +42,7 @@ from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
 from tx_keras.training.precision import precision_policy
 from tx_keras.training.resume import start_or_resume
+from tx_keras.training.stage import stage
 from tx_keras.training.summary import write_summary
 from tx_keras.training.token_mean_loss import TokenMeanLoss
 from tx_keras.user_error import UserError
@@ -118,13 +123,13 @@ def _dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs) -> tf
 
 
 def _metric_tag(name: str) -> str:
-    """`test_exact_match` -> `test/exact_match`: TensorBoard groups tags by their first part."""
-    return name.replace("_", "/", 1)
+    """`test_exact_match` -> `final/test_exact_match`: one Scalars group, after Keras' `epoch_*` curves."""
+    return f"final/{name}"
 
 
 def _log_final(run_dir: Path, metrics: dict[str, float], step: int) -> None:
-    """Final metrics as scalars under run_dir/final: the HParams metric columns and the Scalars tab."""
-    with tf.summary.create_file_writer(str(run_dir / "final")).as_default(), tf.summary.record_if(True):
+    """Final metrics as scalars in the run folder itself: the HParams metric columns and the Scalars tab."""
+    with tf.summary.create_file_writer(str(run_dir)).as_default(), tf.summary.record_if(True):
         for name, value in metrics.items():
             tf.summary.scalar(_metric_tag(name), value, step=step)
 
@@ -132,7 +137,11 @@ def _log_final(run_dir: Path, metrics: dict[str, float], step: int) -> None:
 def _dashboard(
     cfg: DictConfig, run_dir: Path, task: Task, decode, initial_epoch: int
 ) -> list[keras.callbacks.Callback]:
-    """TensorBoard curves plus our attention maps, translation samples and diagnostics."""
+    """TensorBoard curves plus our attention maps, translation samples and diagnostics.
+
+    Ours go to the run folder itself, next to the HParams row: a run is three entries in TensorBoard's
+    run list (the run, train, validation), not one per kind of summary.
+    """
     logging = cfg.logging
     callbacks: list[keras.callbacks.Callback] = [
         FlushingTensorBoard(log_dir=str(run_dir), update_freq="epoch", write_graph=False, profile_batch=0)
@@ -140,16 +149,14 @@ def _dashboard(
     epochs = epochs_to_log(logging.attention_maps, cfg.trainer.epochs)
     if logging.probes and epochs:
         probes = Probes.from_task(task, logging.probes)
-        callbacks.append(AttentionMaps(run_dir / "attention", probes, epochs, logging.attention_tensors_mb))
-        callbacks.append(TextSamples(run_dir / "samples", probes, task, decode, epochs))
+        callbacks.append(AttentionMaps(run_dir, probes, epochs, logging.attention_tensors_mb))
+        callbacks.append(TextSamples(run_dir, probes, task, decode, epochs))
     if logging.diagnostics_every:
         source, target = task.splits["train"]
         batch = slice(0, cfg.trainer.batch_size)
         inputs = (source[batch], target[batch, :-1])
         callbacks.append(
-            Diagnostics(
-                run_dir / "diagnostics", inputs, target[batch, 1:], logging.diagnostics_every, initial_epoch
-            )
+            Diagnostics(run_dir, inputs, target[batch, 1:], logging.diagnostics_every, initial_epoch)
         )
     return callbacks
 
@@ -174,6 +181,42 @@ def _steps_per_epoch(task: Task, cfg: DictConfig, batches: list[np.ndarray] | No
     return len(batches) if batches is not None else -(-len(task.splits["train"][0]) // cfg.trainer.batch_size)
 
 
+def _early_stopping(
+    cfg: DictConfig, task: Task, decode, checkpoint: Checkpoint | None
+) -> tuple[list[keras.callbacks.Callback], EarlyStopping | None]:
+    """The stopper (None when `trainer.early_stopping.patience` is null), after the per-epoch validation
+    exact-match when that is what it watches; its state comes back from the checkpoint on a resume."""
+    settings = cfg.trainer.early_stopping
+    if settings.patience is None:
+        return [], None
+    callbacks: list[keras.callbacks.Callback] = []
+    if settings.monitor == LOG_KEY:
+        source, target = task.splits["validation"]
+        callbacks.append(ValidationExactMatch(decode, source, target, task.target_vocab))
+    stopper = EarlyStopping(
+        settings.monitor,
+        settings.patience,
+        cfg.trainer.epochs,
+        settings.min_delta,
+        settings.stop_at,
+        state=checkpoint.logs if checkpoint else None,
+    )
+    return callbacks, stopper
+
+
+def _tokens_per_step(task: Task, steps: int) -> float:
+    """Real (non-padding) source and target tokens per training step, for the progress line's tokens/s."""
+    source, target = task.splits["train"]
+    return (np.count_nonzero(source) + np.count_nonzero(target)) / max(steps, 1)
+
+
+def _example_source(task: Task) -> str:
+    """A test sentence to show in the end-of-run report's `tx-translate` command."""
+    if task.is_text:
+        return task.texts("test")[0][0]
+    return task.detokenize_source(task.splits["test"][0][0])
+
+
 def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint | None) -> dict[str, Any]:
     """The run proper, from scratch or from `checkpoint`; returns the summary fields it knows (status,
     metrics, size, epochs)."""
@@ -181,7 +224,8 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
     if cfg.trainer.deterministic:
         tf.config.experimental.enable_op_determinism()  # same config -> bit-identical losses and weights
     try:
-        task = build_task(cfg.data)
+        with stage(f"data: {cfg.data.name} (reading, splitting, vocabularies)"):
+            task = build_task(cfg.data)
     except UserError:  # already one line naming the key, e.g. a corpus file that does not exist
         raise
     except ValueError as error:  # a task the config cannot produce, e.g. more sentences than exist
@@ -199,30 +243,48 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
     train = _dataset(source, target, cfg.trainer, shuffle=True, seed=cfg.seed, epoch=epoch)
     validation = _dataset(*task.splits["validation"], cfg.trainer, shuffle=False)
     callbacks: list[keras.callbacks.Callback] = [keras.callbacks.TerminateOnNaN(), EpochVariable(epoch)]
+    watchers, stopper = _early_stopping(cfg, task, decode, checkpoint)
+    callbacks += watchers  # before TensorBoard: val_exact_match becomes a validation curve
     if cfg.logging.tensorboard:
         callbacks += _dashboard(cfg, run_dir, task, decode, initial_epoch)
+    if stopper is not None:
+        callbacks.append(stopper)
     budget = None
     if cfg.trainer.max_train_minutes:
         spent = checkpoint.logs.get(SPENT_KEY, 0.0) if checkpoint else 0.0
         budget = TimeBudget(cfg.trainer.max_train_minutes, spent)
         callbacks.append(budget)
     batches = _first_epoch_batches(task, cfg)
+    steps = _steps_per_epoch(task, cfg, batches)
     if isinstance(schedule, Cooldown):
-        steps = _steps_per_epoch(task, cfg, batches)
         callbacks.append(CooldownClock(schedule, budget, cfg.trainer.epochs, steps))
+    terminal = sys.stderr.isatty()
+    progress = Progress(
+        cfg.trainer.epochs,
+        steps,
+        _tokens_per_step(task, steps),
+        cfg.logging.progress_every_s,
+        terminal,
+        cfg.logging.verbose,
+        budget,
+    )
+    callbacks.append(progress)
     if cfg.trainer.checkpoint_every:  # last: an epoch is checkpointed once its points are on disk
         callbacks.append(
             EpochCheckpoint(run_dir / CHECKPOINT_PATH, cfg.trainer.checkpoint_every, cfg.trainer.epochs)
         )
+    stopped_before = bool(checkpoint and checkpoint.logs.get(STOPPED_KEY))  # killed after it stopped
+    fit_started = time.perf_counter()
     history = model.fit(
         train,
         validation_data=validation,
         initial_epoch=initial_epoch,
-        epochs=cfg.trainer.epochs,
+        epochs=initial_epoch if stopped_before else cfg.trainer.epochs,
         callbacks=callbacks,
         shuffle=False,  # the dataset shuffles itself, seeded
-        verbose=cfg.logging.verbose,
+        verbose=0,  # Progress reports instead (a bar in a terminal, a line every ~30 s in a log)
     )
+    train_time_s = round(time.perf_counter() - fit_started, 2)
     trained = history.history.get("loss", [])
     epochs = initial_epoch + len(trained)
     last = {key: values[-1] for key, values in history.history.items()} if trained else checkpoint.logs
@@ -231,10 +293,15 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         "task": task.name,
         "parameters": int(model.count_params()),
         "epochs": epochs,
+        "train_time_s": train_time_s,
         "data": {**task.report, "padding_fraction": _padding(task, batches)},
     }
     if budget and budget.reached:
         fields["stopped_by"] = f"time budget: trainer.max_train_minutes={cfg.trainer.max_train_minutes}"
+    elif stopper is not None and stopper.reason:
+        fields["stopped_by"] = stopper.reason
+    elif stopped_before:
+        fields["stopped_by"] = f"early stopping after epoch {epochs} (before this resume)"
     if not np.isfinite(metrics["train_loss"]):
         return {
             **fields,
@@ -247,8 +314,11 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         decoders["beam"] = beam_search_decoder(
             model, task.target_length - 1, cfg.export.beam_width, cfg.export.length_penalty
         )
-    metrics.update(_evaluate(model, task, decoders, cfg.trainer, run_dir))
-    fields.update(save_and_export(run_dir, model, task, cfg.export))
+    with stage("evaluation: decoding the validation and test splits"):
+        metrics.update(_evaluate(model, task, decoders, cfg.trainer, run_dir))
+    with stage("export: SavedModel" if cfg.export.enabled else "saving the model"):
+        fields.update(save_and_export(run_dir, model, task, cfg.export))
+    fields["example_source"] = _example_source(task)
     return {**fields, "status": "completed", "metrics": metrics}
 
 

@@ -10,14 +10,16 @@ import tensorflow as tf
 from tx_keras.diagnostics import attention_entropy, gradient_norms_by_layer, rank_collapse_ratio
 from tx_keras.training.callbacks.summary_callback import SummaryCallback
 
+PREFIX = "layers"  # one Scalars group, sorted after Keras' `epoch_*` curves and the `final/` scores
+
 
 class Diagnostics(SummaryCallback):
-    """Logs, before training (step 0) and every `every` epochs (step = completed epochs):
+    """Logs, before training (step 0) and every `every` epochs (step = completed epochs), under `layers/`:
 
-    - `gradient_norm/<layer>`: the lecture's "without Add, deep stacks stop training" made visible;
-    - `activation_mean/<layer>`, `activation_std/<layer>`: what Norm does to each block's output;
-    - `attention_entropy/<kind>/layer_i/head_j`: how focused each head is (nats);
-    - `rank_collapse/<layer>`: Dong et al.'s ratio, 0 when all tokens have become the same vector.
+    - `layers/gradient_norm/<layer>`: the lecture's "without Add, deep stacks stop training" made visible;
+    - `layers/activation_mean/<layer>`, `layers/activation_std/<layer>`: what Norm does to each block;
+    - `layers/attention_entropy/<kind>/layer_i/head_j`: how focused each head is (nats);
+    - `layers/rank_collapse/<layer>`: Dong et al.'s ratio, 0 when all tokens have become the same vector.
 
     One forward and one backward pass on a fixed training batch: a few hundred milliseconds per epoch.
     A run resumed after `initial_epoch` epochs has logged step 0 already and does not log it again.
@@ -43,7 +45,7 @@ class Diagnostics(SummaryCallback):
             self.log(epoch + 1)
 
     def measure(self) -> dict[str, float]:
-        """Every diagnostic value by its TensorBoard tag."""
+        """Every diagnostic value by its tag (without the `layers/` prefix)."""
         values = {
             f"gradient_norm/{name}": norm
             for name, norm in gradient_norms_by_layer(self.model, self.inputs, self.labels).items()
@@ -65,4 +67,4 @@ class Diagnostics(SummaryCallback):
         values = self.measure()
         with self.writing():
             for tag, value in values.items():
-                tf.summary.scalar(tag, value, step=step)
+                tf.summary.scalar(f"{PREFIX}/{tag}", value, step=step)

@@ -1,0 +1,30 @@
+"""Progress in a non-terminal run: a line every `progress_every_s` seconds and one per epoch."""
+
+import re
+
+from tests.conftest import TINY, tx_train
+
+
+def test_a_logged_run_prints_progress_lines(tmp_path):
+    args = [arg for arg in TINY if not arg.startswith(("logging.verbose=", "data.num_train="))]
+    run_dir = tmp_path / "run"
+    result = tx_train(
+        *args,
+        "data.num_train=2048",  # 32 steps an epoch
+        "logging.verbose=1",
+        "logging.progress_every_s=1",
+        "export.enabled=false",
+        f"hydra.run.dir={run_dir}",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    steps = re.findall(
+        r"^epoch (\d)/2 step (\d+)/32: loss [\d.]+, [\d,]+ tok/s, run ETA \d+:\d\d$", result.stdout, re.M
+    )
+    assert steps, result.stdout
+    epochs = re.findall(r"^epoch (\d)/2 \(\d+:\d\d\): loss [\d.]+ accuracy .* val_loss ", result.stdout, re.M)
+    assert epochs == ["1", "2"], result.stdout
+    for stage in ("data: translation", "evaluation: decoding the validation and test splits"):
+        assert re.search(rf"^{stage}.*: done in \d+:\d\d$", result.stdout, re.M), stage
+    assert "\r" not in result.stdout + result.stderr  # no bar redrawn in a log file
+    assert "tok/s" in (run_dir / "train.log").read_text()

@@ -1,0 +1,51 @@
+"""The end-of-run report of a real tiny run: paths that exist, the scores summary.json holds."""
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+from tx_keras.training.run_report import headline_metrics, run_report
+
+
+def _report(stdout: str) -> list[str]:
+    lines = stdout.splitlines()
+    start = max(i for i, line in enumerate(lines) if line.startswith("tx-train: run "))
+    return lines[start:]
+
+
+def test_report_names_the_folder_the_scores_and_the_next_commands(tiny_run):
+    result, run_dir = tiny_run
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = _report(result.stdout)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert 5 <= len(report) <= 12, report
+    cwd = run_dir.parent  # where tx-train ran: paths are printed relative to it, ready to type
+    assert report[0] == "tx-train: run completed: run"
+    (scores,) = [line for line in report if line.startswith("  scores:")]
+    shown = dict(re.findall(r"(\w+) (-?[\d.]+)", scores))
+    assert shown and set(shown) <= set(summary["metrics"])
+    assert set(shown) == set(list(headline_metrics(summary["metrics"]))[: len(shown)])
+    for name, text in shown.items():
+        assert float(text) == round(summary["metrics"][name], 4), name
+    assert "2 of 2 epochs in " in next(line for line in report if line.startswith("  trained:"))
+    (export,) = [line for line in report if line.startswith("  export:")]
+    assert cwd / export.split(maxsplit=1)[1] == run_dir / summary["export"]
+    assert (run_dir / summary["export"] / "saved_model.pb").is_file()
+    assert "  next:    tx-board run" in report
+    (translate,) = [shlex.split(line) for line in report if "tx-translate" in line]
+    assert translate[:2] == ["tx-translate", "run"] and translate[2] == summary["example_source"]
+
+
+def test_report_is_in_train_log_too(tiny_run):
+    result, run_dir = tiny_run
+    log = (run_dir / "train.log").read_text()
+    for line in _report(result.stdout):
+        assert line in log
+
+
+def test_failed_run_report_gives_the_reason_and_the_log():
+    summary = {"status": "failed", "reason": "ValueError: boom", "metrics": {}, "epochs": 1}
+    lines = run_report(summary, Path("/nowhere/run"))
+    assert lines[0] == "tx-train: run failed: /nowhere/run"
+    assert "  reason:  ValueError: boom" in lines and lines[-1] == "  log:     /nowhere/run/train.log"

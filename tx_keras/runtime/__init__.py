@@ -1,0 +1,1 @@
+"""Process-wide settings made before TensorFlow starts: quiet start-up, memory allocator."""
