@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 import subprocess
 import sys
 
@@ -40,6 +41,16 @@ def test_smoke_sweep_runs_every_job_into_one_folder_named_by_overrides(smoke_swe
     assert all(summary["status"] == "completed" for summary in summaries.values())
     assert [summary["config"]["model"]["num_heads"] for _, summary in sorted(summaries.items())] == [1, 2]
     assert "2 jobs: 2 completed" in result.stderr
+
+
+def test_a_sweep_ends_with_its_table_of_jobs_and_the_next_commands(smoke_sweep):
+    result, sweep_dir = smoke_sweep
+    summaries = _summaries(sweep_dir)
+    for name, summary in summaries.items():
+        value = summary["metrics"]["validation_exact_match"]
+        assert re.search(rf"tx-train:  completed +{value:.4f}  {re.escape(name)}$", result.stderr, re.M), name
+        assert summary["config"]["trainer"]["early_stopping"]["patience"] is None  # sweeps train all epochs
+    assert f"tx-train: next: tx-compare {sweep_dir}   |   tx-board {sweep_dir}" in result.stderr
 
 
 def test_a_failing_job_is_recorded_and_the_sweep_goes_on(tmp_path):

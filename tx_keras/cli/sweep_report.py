@@ -1,7 +1,9 @@
-"""The end of a sweep: one line per job that did not complete, a count by status, and the exit code."""
+"""The end of a sweep: a table of its jobs (status, objective), a count by status, what to run next, and the
+exit code."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections import Counter
 from pathlib import Path
@@ -12,6 +14,7 @@ from omegaconf import DictConfig
 
 # Exit code of `tx-train` when a sweep ran to the end but some of its jobs failed.
 FAILED_JOBS_EXIT_CODE = 3
+_MAX_ROWS = 40  # a longer sweep's table is tx-compare's job
 
 
 class SweepReport(Callback):
@@ -30,9 +33,19 @@ class SweepReport(Callback):
         sweep_dir = Path(config.hydra.sweep.dir)
         runs = collect_runs(sweep_dir) if sweep_dir.is_dir() else []
         counts = Counter(run.status for run in runs)
-        for run in runs:
-            if run.status != "completed":
-                print(f"tx-train: {run.status:>10}  {run.name}  {run.reason}", file=sys.stderr)
+        objective = config.get("trainer", {}).get("objective", "validation_exact_match")
+        if runs:
+            print(f"tx-train: {'status':>10}  {objective:>24}  job", file=sys.stderr)
+        for run in runs[:_MAX_ROWS]:
+            value = run.metrics.get(objective)
+            shown = f"{value:.4f}" if value is not None else "-"
+            reason = f"  {run.reason}" if run.status != "completed" and run.reason else ""
+            print(f"tx-train: {run.status:>10}  {shown:>24}  {run.name}{reason}", file=sys.stderr)
+        if len(runs) > _MAX_ROWS:
+            print(f"tx-train: ... {len(runs) - _MAX_ROWS} more jobs", file=sys.stderr)
         summary = ", ".join(f"{counts[status]} {status}" for status in sorted(counts)) or "no jobs"
         print(f"tx-train: sweep {sweep_dir}: {len(runs)} jobs: {summary}", file=sys.stderr)
+        if runs:
+            folder = shlex.quote(str(sweep_dir))
+            print(f"tx-train: next: tx-compare {folder}   |   tx-board {folder}", file=sys.stderr)
         type(self).exit_code = FAILED_JOBS_EXIT_CODE if counts["failed"] else 0
