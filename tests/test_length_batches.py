@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 
 from tx_keras.data import make_dataset
-from tx_keras.data.length_batches import length_batches, padding_fraction, row_lengths
+from tx_keras.data.length_batches import (
+    batch_width,
+    bucket_widths,
+    length_batches,
+    padding_fraction,
+    row_lengths,
+)
 
 
 def _rows(count: int, width: int, seed: int = 0) -> np.ndarray:
@@ -43,17 +49,71 @@ def test_bucketing_cuts_padding():
     assert fixed > 0.4 and bucketed < 0.1
 
 
+def test_bucket_widths_round_up_by_at_most_a_quarter():
+    widths = bucket_widths(65)
+    assert widths.tolist() == [4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 65]
+    lengths = np.arange(4, 66)
+    rounded = batch_width(lengths, widths)
+    assert (rounded >= lengths).all() and (rounded <= np.ceil(lengths * 1.25)).all()
+    assert bucket_widths(3).tolist() == [3]
+
+
+def test_an_epoch_has_few_fixed_shapes():
+    lengths = row_lengths(_rows(5000, 40, seed=2))
+    widths = bucket_widths(int(lengths.max()))
+    shapes = set()
+    for epoch in range(3):
+        batches = length_batches(lengths, 32, 512, seed=0, epoch=epoch)
+        assert sorted(np.concatenate(batches).tolist()) == list(range(5000))
+        for rows in batches:
+            width = int(batch_width(lengths[rows].max(), widths))
+            assert (batch_width(lengths[rows], widths) == width).all()  # one bucket per batch
+            assert len(rows) <= 512 // width
+            shapes.add((len(rows), width))
+    full = {(rows, width) for rows, width in shapes if rows == 512 // width}
+    assert len(full) == len(widths)  # one full-batch shape per bucket, the same in every epoch
+    assert len(shapes) <= len(widths) + 3 * len(widths)  # plus each bucket's last batch per epoch
+
+
 @pytest.mark.parametrize("shuffle", [True, False])
-def test_bucketed_dataset_trims_each_batch_and_covers_the_split(shuffle):
+def test_bucketed_dataset_pads_each_batch_to_its_bucket_and_covers_the_split(shuffle):
     source, target = _rows(300, 20, seed=4), _rows(300, 22, seed=5)
+    widths = bucket_widths(22)
     dataset = make_dataset(source, target, 16, shuffle=shuffle, batching="bucket", batch_tokens=200)
-    seen = []
+    seen, shapes = [], set()
     for (encoder, decoder), labels in dataset:
         encoder, decoder, labels = encoder.numpy(), decoder.numpy(), labels.numpy()
-        assert encoder.shape[1] == row_lengths(encoder).max()  # cut to the longest source
-        assert decoder.shape == labels.shape
+        longest = max(row_lengths(encoder).max(), row_lengths(labels).max() + 1)
+        width = int(batch_width(longest, widths))
+        assert encoder.shape[1] == min(width, 20)  # the bucket's width, not each batch's own longest
+        assert decoder.shape == labels.shape == (len(encoder), min(width, 22) - 1)
+        shapes.add(encoder.shape)
         seen += [tuple(row[row > 0]) for row in encoder]
     assert sorted(seen) == sorted(tuple(row[row > 0]) for row in source)
+    assert len(shapes) <= 2 * len(widths)
+
+
+def test_a_resumed_epoch_replays_the_same_batches():
+    """What makes resume bit-identical: epoch k's batches depend on (seed, k) only, not on what ran before."""
+    import tensorflow as tf
+
+    source, target = _rows(200, 16, seed=6), _rows(200, 18, seed=7)
+
+    def epoch_batches(dataset):
+        return [tuple(x.numpy().tobytes() for x in (e, d, y)) for (e, d, y) in _flat(dataset)]
+
+    epoch = tf.Variable(0, dtype=tf.int64)
+    straight = make_dataset(source, target, 8, True, seed=5, epoch=epoch, batching="bucket", batch_tokens=96)
+    first = epoch_batches(straight)
+    epoch.assign(1)
+    second = epoch_batches(straight)
+    resumed = make_dataset(source, target, 8, True, seed=5, epoch=1, batching="bucket", batch_tokens=96)
+    assert epoch_batches(resumed) == second != first
+
+
+def _flat(dataset):
+    for (encoder, decoder), labels in dataset:
+        yield encoder, decoder, labels
 
 
 def test_unknown_batching_is_refused():

@@ -1,10 +1,17 @@
-"""Batches of similar-length pairs, so real text (3 to 40 tokens a sentence) is not mostly padding."""
+"""Batches of similar-length pairs, so real text (3 to 40 tokens a sentence) is not mostly padding.
+
+Every batch has one of a few fixed shapes: lengths are rounded up to a bucket width (`bucket_widths`) and a
+bucket's batches all have the same number of rows (the token budget over the width), so an epoch holds at
+most two shapes per bucket (full batches and the bucket's last one). Batches cut to each one's own longest
+pair gave a new shape nearly every step, and buffers of ever-changing sizes are what the C allocator hands
+back to the kernel and faults in again (docs/performance.md: the kernel-time tax).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-_POOL_BATCHES = 64  # pairs are sorted by length within pools of this many batches' worth
+_SMALLEST_WIDTH = 4  # bucket widths start here; shorter pairs pad up to it
 
 
 def row_lengths(ids: np.ndarray) -> np.ndarray:
@@ -12,52 +19,65 @@ def row_lengths(ids: np.ndarray) -> np.ndarray:
     return np.count_nonzero(ids, axis=1)
 
 
+def bucket_widths(longest: int) -> np.ndarray:
+    """Padded widths 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, ... up to and ending with `longest`.
+
+    The step is a quarter of the power of two at or below the width (at least 2), so rounding up adds at
+    most ~25 % to a pair and ~8 % on Tatoeba overall, while 40-token pairs need only 15 widths.
+    """
+    widths = [_SMALLEST_WIDTH]
+    while widths[-1] < longest:
+        width = widths[-1]
+        widths.append(width + max(2, (1 << (width.bit_length() - 1)) // 4))
+    return np.array([w for w in widths if w < longest] + [max(1, longest)], dtype=np.int64)
+
+
+def batch_width(lengths: np.ndarray, widths: np.ndarray) -> np.ndarray:
+    """The bucket width each length rounds up to."""
+    return widths[np.searchsorted(widths, lengths)]
+
+
 def length_batches(
     lengths: np.ndarray, batch_size: int, batch_tokens: int | None, seed: int | None, epoch: int = 0
 ) -> list[np.ndarray]:
     """Row indices per batch for one epoch, a pure function of (seed, epoch), so resumed runs replay it.
 
-    Rows are permuted, sorted by length inside pools of about 64 batches (random enough across batches,
-    similar within one), cut into batches of `batch_size` rows, or, with `batch_tokens`, of as many rows
-    as keep rows x longest length <= batch_tokens (at least one), and the batches are shuffled.
-    `seed=None` (evaluation) sorts all rows as one pool and keeps the batches in length order.
+    Rows are permuted, grouped by bucket width (`bucket_widths`) in that random order, cut into batches of
+    `batch_size` rows, or, with `batch_tokens`, of batch_tokens // width rows (at least one), and the batches
+    are shuffled. `seed=None` (evaluation) takes rows in length order and keeps the batches in that order.
     """
+    if len(lengths) == 0:
+        return []
+    widths = bucket_widths(int(lengths.max()))
+    width = batch_width(lengths, widths)
     if seed is None:
-        return _cut(np.argsort(lengths, kind="stable"), lengths, batch_size, batch_tokens)
-    rng = np.random.default_rng([seed, epoch])
-    order = rng.permutation(len(lengths))
-    per_batch = batch_size if batch_tokens is None else max(1, batch_tokens // max(1, int(lengths.max())))
-    pool = _POOL_BATCHES * per_batch
+        order = np.argsort(lengths, kind="stable")
+    else:
+        rng = np.random.default_rng([seed, epoch])
+        order = rng.permutation(len(lengths))
     batches: list[np.ndarray] = []
-    for start in range(0, len(order), pool):
-        rows = order[start : start + pool]
-        batches += _cut(rows[np.argsort(lengths[rows], kind="stable")], lengths, batch_size, batch_tokens)
+    for bucket in widths:
+        rows = order[width[order] == bucket]
+        per_batch = batch_size if batch_tokens is None else max(1, batch_tokens // int(bucket))
+        batches += [rows[i : i + per_batch] for i in range(0, len(rows), per_batch)]
+    if seed is None:
+        return batches
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-def _cut(
-    rows: np.ndarray, lengths: np.ndarray, batch_size: int, batch_tokens: int | None
-) -> list[np.ndarray]:
-    """Consecutive batches of rows sorted by ascending length."""
-    if batch_tokens is None:
-        return [rows[i : i + batch_size] for i in range(0, len(rows), batch_size)]
-    batches, begin = [], 0
-    for end in range(1, len(rows)):  # would adding row `end` (the longest so far) break the budget?
-        if (end + 1 - begin) * lengths[rows[end]] > batch_tokens:
-            batches.append(rows[begin:end])
-            begin = end
-    if begin < len(rows):
-        batches.append(rows[begin:])
-    return batches
-
-
 def padding_fraction(source: np.ndarray, target: np.ndarray, batches: list[np.ndarray] | None) -> float:
-    """The share of padding in the positions the model computes: each batch padded to its longest source
-    and target, or with `batches=None` every row padded to the arrays' full widths."""
+    """The share of padding in the positions the model computes: each batch padded to its bucket width
+    (capped at each side's full width), or with `batches=None` every row padded to the arrays' full
+    widths."""
     source_lengths, target_lengths = row_lengths(source), row_lengths(target)
     real = source_lengths.sum() + target_lengths.sum()
     if batches is None:
         total = source.size + target.size
     else:
-        total = sum(len(b) * (source_lengths[b].max() + target_lengths[b].max()) for b in batches)
+        lengths = np.maximum(source_lengths, target_lengths)
+        widths = bucket_widths(int(lengths.max()))
+        total = 0
+        for rows in batches:
+            width = int(batch_width(lengths[rows].max(), widths))
+            total += len(rows) * (min(width, source.shape[1]) + min(width, target.shape[1]))
     return float(1.0 - real / total) if total else 0.0

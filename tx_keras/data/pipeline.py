@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import tensorflow as tf
 
-from tx_keras.data.length_batches import length_batches, row_lengths
+from tx_keras.data.length_batches import batch_width, bucket_widths, length_batches, row_lengths
 
 BATCHING = ("fixed", "bucket")
 
@@ -30,7 +30,7 @@ def make_dataset(
     an uninterrupted run sees at epoch k (a `reshuffle_each_iteration` shuffle would restart at epoch 0's).
 
     `batching="bucket"` batches pairs of similar length (`length_batches`, optionally by a token budget)
-    and cuts each batch to its longest source and target, so the shapes vary from batch to batch.
+    and cuts each batch to its bucket's width: a few fixed shapes, not a new one every step.
     """
     source = np.asarray(source, dtype=np.int32)
     target = np.asarray(target, dtype=np.int32)
@@ -73,25 +73,27 @@ def _bucketed(
     epoch: tf.Variable | int,
 ) -> tf.data.Dataset:
     lengths = np.maximum(row_lengths(source), row_lengths(target))
+    widths = bucket_widths(int(lengths.max())) if len(lengths) else np.ones(1, np.int64)
 
     def plan():
         """Called each time an iteration starts, so it reads the epoch the trainer has just set."""
         current = int(tf.convert_to_tensor(epoch))
-        yield from length_batches(lengths, batch_size, batch_tokens, seed if shuffle else None, current)
+        for rows in length_batches(lengths, batch_size, batch_tokens, seed if shuffle else None, current):
+            yield rows, batch_width(lengths[rows].max(), widths)
 
     encoder, decoder_target = tf.constant(source), tf.constant(target)
 
-    def gather(indices: tf.Tensor):
+    def gather(indices: tf.Tensor, width: tf.Tensor):
+        """The rows, both sides cut to the batch's bucket width (or their full width when narrower)."""
         rows_source, rows_target = tf.gather(encoder, indices), tf.gather(decoder_target, indices)
-        source_width = tf.reduce_max(tf.math.count_nonzero(rows_source, axis=1, dtype=tf.int32))
-        target_width = tf.reduce_max(tf.math.count_nonzero(rows_target, axis=1, dtype=tf.int32))
-        rows_source, rows_target = rows_source[:, :source_width], rows_target[:, :target_width]
+        rows_source, rows_target = rows_source[:, :width], rows_target[:, :width]
         return (rows_source, rows_target[:, :-1]), rows_target[:, 1:]
 
-    indices = tf.data.Dataset.from_generator(plan, output_signature=tf.TensorSpec([None], tf.int64))
+    signature = (tf.TensorSpec([None], tf.int64), tf.TensorSpec([], tf.int64))
+    batches = tf.data.Dataset.from_generator(plan, output_signature=signature)
     # Keras warns "input ran out of data" after each epoch of a dataset of unknown length; here that
     # is the normal end of an epoch (its batch count varies with a token budget), not a problem.
     warnings.filterwarnings("ignore", message="Your input ran out of data")
-    return indices.map(gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).prefetch(
+    return batches.map(gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).prefetch(
         tf.data.AUTOTUNE
     )
