@@ -11,6 +11,8 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from tx_keras.runtime.allocator import configure_allocator
+
 # First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
 from tx_keras.runtime.quiet_startup import quiet_absl, start_tensorflow
 
@@ -39,6 +41,7 @@ def _train(cfg: DictConfig) -> float:
     set_thread_budget(_thread_budget(hydra_cfg))
     logging.captureWarnings(True)  # Python warnings reach train.log too
     quiet_absl(cfg.logging.verbose)
+    logging.getLogger("tx_keras.runtime").info(configure_allocator())  # chosen on import tx_keras
     start_tensorflow(cfg.logging.verbose)  # before anything imports it: its start-up noise stays off stderr
     try:
         return run_job(
