@@ -1,0 +1,239 @@
+"""The Attention tab in a real browser: headless Chromium over two real tiny runs served by tx-board.
+
+Screenshots land in test-artifacts/explorer_*.png; with TX_DOCS_SCREENSHOTS=1 also in docs/ (the ones
+docs/explorer.md shows), so an ordinary test run leaves the tracked files alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tensorboard.backend.event_processing import event_accumulator
+
+from tests.conftest import TINY, tx_train
+from tx_keras.explorer.metadata import PLUGIN_NAME
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip(
+        "Debian's chromium is not installed at /usr/bin/chromium (.ci/run installs it)",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
+)
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = REPO / "test-artifacts"
+BIN = Path(sys.executable).parent
+CHROMIUM_ARGS = [  # as tests/test_board_browser.py: no background traffic on a closed network
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+UI_TIMEOUT_MS = 30_000
+ROUTES = f"data/plugin/{PLUGIN_NAME}/"
+
+
+@pytest.fixture(scope="module")
+def logdir(tiny_run, tmp_path_factory) -> Path:
+    """A sweep-like folder: the shared tiny run (2 heads) copied in, a 1-head tiny run trained beside it."""
+    result, run_dir = tiny_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    root = tmp_path_factory.mktemp("explorer_sweep")
+    shutil.copytree(run_dir, root / "heads_2")
+    trained = tx_train(*TINY, "model.num_heads=1", f"hydra.run.dir={root / 'heads_1'}", cwd=root)
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    return root
+
+
+def _get_json(url: str, body: dict | None = None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.load(response)
+
+
+@pytest.fixture(scope="module")
+def board(logdir: Path) -> Iterator[tuple[str, dict]]:
+    """tx-board on a free loopback port; yields its URL and the tab's run listing once both runs are in."""
+    process = subprocess.Popen(
+        [str(BIN / "tx-board"), str(logdir), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline()
+        match = re.search(r"TensorBoard at (http://127\.0\.0\.1:\d+/) ", line)
+        assert match, f"tx-board printed {line!r}"
+        url = match.group(1)
+        deadline = time.monotonic() + 90
+        while True:
+            listing = _get_json(url + ROUTES + "runs")
+            if {run["folder"] for run in listing["runs"]} == {"heads_1", "heads_2"}:
+                break
+            assert time.monotonic() < deadline, f"the Attention tab never listed both runs: {listing}"
+            time.sleep(0.5)
+        yield url, listing
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def page(board) -> Iterator[sync_api.Page]:
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1150})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        yield page
+        browser.close()
+        assert not errors, errors
+
+
+def _logged(run_dir: Path, tag: str) -> dict[int, np.ndarray]:
+    """step -> the float16 tensor a run logged under `tag`, read straight from its event files."""
+    for path in sorted(run_dir.rglob("events.out.tfevents.*")):
+        events = event_accumulator.EventAccumulator(str(path), size_guidance={event_accumulator.TENSORS: 0})
+        events.Reload()
+        if tag in events.Tags()["tensors"]:
+            return {
+                event.step: np.frombuffer(event.tensor_proto.tensor_content, np.float16).reshape(
+                    [dim.size for dim in event.tensor_proto.tensor_shape.dim]
+                )
+                for event in events.Tensors(tag)
+            }
+    raise AssertionError(f"{tag} is in no event file of {run_dir}")
+
+
+def _screenshot(target, name: str) -> None:
+    """A page or one element of it (Playwright's screenshot of either) to test-artifacts/ (and docs/)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    target.screenshot(path=str(ARTIFACTS / f"explorer_{name}.png"))
+    if os.environ.get("TX_DOCS_SCREENSHOTS") == "1":
+        shutil.copy(ARTIFACTS / f"explorer_{name}.png", REPO / "docs" / f"explorer_{name}.png")
+
+
+def _run_name(listing: dict, folder: str) -> str:
+    return next(run["run"] for run in listing["runs"] if run["folder"] == folder)
+
+
+def _readout(panel) -> list[tuple[int, int, float, str]]:
+    """(head, key index, data-weight, shown text) of every cell of the panel's weight readout."""
+    cells = panel.locator(".readout td.weight")
+    return [
+        (int(cell.get_attribute("data-head")), int(cell.get_attribute("data-index")),
+         float(cell.get_attribute("data-weight")), cell.inner_text())
+        for cell in cells.all()
+    ]  # fmt: skip
+
+
+def _open(page, url: str):
+    page.goto(url + "#" + PLUGIN_NAME)
+    frame = page.frame_locator("iframe")
+    sync_api.expect(frame.locator("section.panel").first).to_be_visible(timeout=UI_TIMEOUT_MS)
+    return frame
+
+
+def test_tab_is_listed_and_hover_shows_the_logged_weights_at_each_epoch(page, board, logdir):
+    url, listing = board
+    frame = _open(page, url)
+    sync_api.expect(page.get_by_text("Attention", exact=True).first).to_be_visible()
+    run = _run_name(listing, "heads_2")
+    frame.locator("select[data-control=run]").select_option(run)
+    frame.locator("select[data-control=probe]").select_option("1")  # the second probe sentence
+    frame.locator("button[data-kind=cross]").click()
+    panel = frame.locator(f"section.panel[data-run='{run}']")
+    sync_api.expect(panel.locator(".meta")).to_contain_text(
+        "epoch 2 · cross-attention", timeout=UI_TIMEOUT_MS
+    )
+    logged = _logged(logdir / "heads_2", "attention_explorer/probe_2/cross")
+    assert sorted(logged) == [1, 2]
+    query = 2
+    panel.locator(f"svg.head-view g.token[data-side=query][data-index='{query}']").hover()
+    sync_api.expect(panel.locator(".readout td.weight").first).to_be_visible(timeout=UI_TIMEOUT_MS)
+    shown = _readout(panel)
+    assert len(shown) == 2 * logged[2].shape[-1]  # both heads, every source token
+    for head, key, weight, text in shown:
+        assert weight == float(logged[2][0, head, query, key])  # the logged float16, exactly
+        assert abs(float(text) - weight) <= 0.0005
+    _screenshot(page, "head_view")
+
+    slider = frame.locator("input.epoch-slider")
+    slider.focus()
+    page.keyboard.press("Home")  # back to the first logged epoch
+    sync_api.expect(frame.locator(".epoch-label")).to_have_text("epoch 1 of 2")
+    sync_api.expect(panel.locator(".meta")).to_contain_text("epoch 1 ·", timeout=UI_TIMEOUT_MS)
+    panel.locator(f"svg.head-view g.token[data-side=query][data-index='{query}']").click()  # pin it
+    sync_api.expect(panel.locator(".readout td.weight").first).to_be_visible(timeout=UI_TIMEOUT_MS)
+    for head, key, weight, _ in _readout(panel):
+        assert weight == float(logged[1][0, head, query, key])
+    assert not np.array_equal(logged[1], logged[2])  # the slider really showed another epoch
+
+
+def test_model_view_opens_one_head_and_two_runs_sit_side_by_side(page, board):
+    url, listing = board
+    frame = _open(page, url)
+    main, other = _run_name(listing, "heads_2"), _run_name(listing, "heads_1")
+    frame.locator("select[data-control=run]").select_option(main)
+    frame.locator("select[data-control=compare]").select_option(other)
+    panels = frame.locator("section.panel")
+    sync_api.expect(panels).to_have_count(2, timeout=UI_TIMEOUT_MS)
+    sync_api.expect(frame.locator(f"section.panel[data-run='{other}'] .head-chip")).to_have_count(1)
+    first = frame.locator(f"section.panel[data-run='{main}']")
+    sync_api.expect(first.locator(".head-chip")).to_have_count(2)
+    first.locator("canvas.thumb[data-layer='0'][data-head='1']").click()  # layer 1, head 2
+    sync_api.expect(first.locator(".head-chip.off")).to_have_count(1)
+    sync_api.expect(first.locator(".head-chip[data-head='1']")).not_to_have_class(re.compile(r"\boff\b"))
+    strokes = first.locator("svg.head-view line").evaluate_all(
+        "lines => lines.map(l => l.getAttribute('stroke'))"
+    )
+    assert strokes and set(strokes) == {"#ff7f0e"}  # only head 2's colour is drawn
+    first.locator(".head-chip[data-head='0']").click()  # toggle head 1 back on
+    sync_api.expect(first.locator(".head-chip.off")).to_have_count(0)
+    _screenshot(page, "side_by_side")
+
+
+def test_own_sentence_is_translated_with_its_cross_attention(page, board):
+    url, listing = board
+    frame = _open(page, url)
+    frame.locator("select[data-control=typed-run]").select_option("heads_2")
+    box = frame.locator("input.sentence-input")
+    box.fill("   ")
+    frame.locator("button.primary").click()
+    sync_api.expect(frame.locator(".typed-message")).to_have_text(
+        "type a sentence first", timeout=UI_TIMEOUT_MS
+    )
+    sentence = "the cat sees the dog"
+    frame.locator("input.sentence-input").fill(sentence)
+    frame.locator("button.primary").click()
+    translation = frame.locator(".translation-text")
+    sync_api.expect(translation).not_to_be_empty(timeout=UI_TIMEOUT_MS)
+    expected = _get_json(url + ROUTES + "translate", {"run": "heads_2", "text": sentence})
+    assert translation.inner_text() == expected["translation"]
+    result = frame.locator(".typed-result")
+    keys = result.locator("svg.head-view g.token[data-side=key]")
+    sync_api.expect(keys).to_have_count(len(sentence.split()) + 1)  # the words and EOS
+    keys.nth(1).click()  # "cat": which output tokens looked at it
+    shown = _readout(result)
+    assert [weight for _, _, weight, _ in shown] == [row[1] for row in expected["weights"][0][0]]
+    _screenshot(frame.locator("section.typed"), "own_sentence")
