@@ -88,3 +88,38 @@ def test_claim_task_keys_are_checked(compose_config, overrides, message):
     with pytest.raises(ConfigError) as error:
         check_config(compose_config(*overrides))
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            ("export.length_penalty=best",),
+            "export.length_penalty='best' is not allowed; choose auto or a number >= 0",
+        ),
+        (("export.length_penalty=-0.5",), "export.length_penalty=-0.5 must be >= 0 (or auto)"),
+        (("export.length_penalty=true",), "export.length_penalty=True has the wrong type"),
+        (
+            ("export.length_penalty_grid=[]",),
+            "export.length_penalty_grid=[] must be a non-empty list of numbers >= 0",
+        ),
+        (
+            ("export.length_penalty_grid=[0.6,x]",),
+            "export.length_penalty_grid=[0.6, 'x'] must be a non-empty list of numbers >= 0",
+        ),
+        (
+            ("export.length_penalty_grid=1.0",),
+            "export.length_penalty_grid=1.0 has the wrong type: expected list",
+        ),
+        (("export.length_penalty=auto",), "export.length_penalty=auto picks the alpha by validation chrF"),
+    ],
+)
+def test_the_length_penalty_is_auto_or_a_number(compose_config, overrides, message):
+    with pytest.raises(ConfigError) as error:
+        check_config(compose_config(*overrides))
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_auto_length_penalty_is_accepted_on_real_text(compose_config):
+    check_config(compose_config("data=parallel_text", "data.path=pairs.tsv", "export.length_penalty=auto"))
+    check_config(compose_config("export.length_penalty=1"))

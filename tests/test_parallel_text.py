@@ -119,6 +119,7 @@ def text_run(corpus, tmp_path_factory):
         "trainer.batch_tokens=256",
         "logging.verbose=0",
         "export.beam_width=2",
+        "export.length_penalty=auto",  # as the tatoeba_small preset: chosen on validation
         f"hydra.run.dir={run_dir}",
         cwd=root,
     )
@@ -129,12 +130,31 @@ def text_run(corpus, tmp_path_factory):
 def test_a_tiny_run_writes_bleu_and_chrf(text_run):
     run_dir, summary = text_run
     assert summary["status"] == "completed" and summary["config"]["model"]["tie_embeddings"] is True
-    for name in ("test_bleu", "test_chrf", "test_bleu_beam", "test_chrf_beam", "validation_bleu"):
-        assert 0.0 <= summary["metrics"][name] <= 100.0, name
+    metrics = summary["metrics"]
+    # Every figure the README reads, beam on validation too (length_penalty=auto); their values are
+    # checked against the translations and the grid in the tests below.
+    expected = {f"{split}_{score}" for split in ("validation", "test") for score in ("bleu", "chrf")}
+    expected |= {f"{name}_beam" for name in expected} | {"train_loss", "validation_loss", "test_exact_match"}
+    assert expected <= set(metrics) and all(np.isfinite(metrics[name]) for name in expected)
     data = summary["data"]
     assert data["pairs"]["test"] == 20 and data["lines"]["malformed"] == 1
     assert 0.0 <= data["padding_fraction"] < 0.5
     assert (run_dir / "text_format.json").is_file()
+
+
+def test_the_length_penalty_is_chosen_on_validation_and_exported(text_run):
+    """length_penalty=auto: every alpha of the grid scored on validation, the best one kept, the test
+    split decoded with it once, and the SavedModel serving that alpha."""
+    run_dir, summary = text_run
+    choice = summary["length_penalty"]
+    grid = {row["alpha"]: row["validation_chrf"] for row in choice["grid"]}
+    assert list(grid) == [0.6, 1.0, 1.4]
+    assert choice["chosen"] == max(grid, key=lambda alpha: (grid[alpha], -alpha))
+    assert summary["metrics"]["validation_chrf_beam"] == pytest.approx(grid[choice["chosen"]], abs=1e-4)
+    assert choice["chosen_by"] == "validation chrF, beam width 2"
+    manifest = json.loads((run_dir / "export/export.json").read_text())
+    assert manifest["length_penalty"] == choice["chosen"] and manifest["beam_width"] == 2
+    assert 0.0 < summary["evaluation_minutes"] < summary["wall_time_s"] / 60
 
 
 def test_the_test_translations_are_written_beside_the_scores(text_run):

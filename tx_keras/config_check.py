@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from omegaconf import MissingMandatoryValue
+from omegaconf import ListConfig, MissingMandatoryValue
 
 from tx_keras.data import TASKS
 from tx_keras.data.pipeline import BATCHING
@@ -42,6 +42,21 @@ def _fraction(value: float) -> str | None:
 def _share(value: float) -> str | None:
     return None if 0.0 <= value <= 1.0 else "must be in [0, 1]"
 
+
+def _length_penalty(value: Any) -> str | None:
+    """`auto` (chosen on validation, tx_keras/evaluation/length_penalty_choice.py) or an alpha >= 0."""
+    if isinstance(value, str):
+        return None if value == "auto" else "choose auto or a number >= 0"
+    return None if value >= 0 else "must be >= 0 (or auto)"
+
+
+def _penalty_grid(value: Any) -> str | None:
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in value)
+    return None if len(value) and numbers else "must be a non-empty list of numbers >= 0, e.g. [0.6,1.0,1.4]"
+
+
+# How a type is named to a user: a YAML list is a ListConfig once composed.
+_TYPE_NAMES = {type(None): "null", ListConfig: "list"}
 
 # Every key the run reads: key -> (accepted types, value rule or None).
 _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] = {
@@ -95,7 +110,8 @@ _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] =
     "trainer.objective": ((str,), _one_of(*OBJECTIVES)),
     "export.enabled": ((bool,), None),
     "export.beam_width": ((int,), _at_least(1)),
-    "export.length_penalty": ((float, int), _at_least(0)),
+    "export.length_penalty": ((float, int, str), _length_penalty),
+    "export.length_penalty_grid": ((ListConfig, list), _penalty_grid),
     "export.attention": ((str,), _one_of("mean", "heads")),
 }
 
@@ -154,7 +170,7 @@ def check_config(cfg: Mapping) -> None:
             raise ConfigError(f"{key} is missing from the config")
         # bool is an int in Python: `model.d_model=true` must still be refused.
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            names = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            names = " or ".join(dict.fromkeys(_TYPE_NAMES.get(t, t.__name__) for t in types))
             raise ConfigError(f"{key}={value!r} has the wrong type: expected {names}")
         problem = rule(value) if rule else None
         if problem:
@@ -197,6 +213,11 @@ def check_config(cfg: Mapping) -> None:
     if data["name"] != "parallel_text" and cfg["trainer"]["objective"].endswith(("bleu", "chrf")):
         objective = cfg["trainer"]["objective"]
         raise ConfigError(f"trainer.objective={objective} is measured only on real text (data=parallel_text)")
+    if cfg["export"]["length_penalty"] == "auto" and data["name"] != "parallel_text":
+        raise ConfigError(
+            "export.length_penalty=auto picks the alpha by validation chrF, measured only on real text "
+            "(data=parallel_text): give a number, e.g. export.length_penalty=0.6"
+        )
     clip = cfg["trainer"].get("clip_norm")
     if clip is not None and clip <= 0:
         raise ConfigError(f"trainer.clip_norm={clip!r} must be > 0 (or null to turn clipping off)")

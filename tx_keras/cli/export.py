@@ -32,12 +32,12 @@ def main(argv: list[str] | None = None) -> None:
     from dataclasses import replace
     from pathlib import Path
 
-    from tx_keras.export.run_export import ExportSettings, NotARunError, export_run, read_run_summary
+    from tx_keras.export.run_export import NotARunError, export_run, read_run_summary, run_settings
 
     run_dir = Path(args.run_dir)
     try:
         summary = read_run_summary(run_dir)
-        settings = ExportSettings.from_config(summary.get("config", {}).get("export") or {})
+        settings = run_settings(summary)
         chosen = {
             "beam_width": args.beam_width,
             "length_penalty": args.length_penalty,

@@ -167,12 +167,23 @@ def read_run_summary(run_dir: Path) -> dict:
     return summary
 
 
+def run_settings(summary: Mapping) -> ExportSettings:
+    """The run's own `export` settings; `length_penalty: auto` means the alpha its validation chose
+    (summary.json: length_penalty.chosen), the one its beam figures were decoded with."""
+    export = dict(summary.get("config", {}).get("export") or {})
+    if export.get("length_penalty") == "auto":
+        export["length_penalty"] = summary.get("length_penalty", {}).get(
+            "chosen", ExportSettings.length_penalty
+        )
+    return ExportSettings.from_config(export)
+
+
 def export_run(run_dir: Path, settings: ExportSettings | None = None) -> Path:
     """Export a completed run folder; settings default to the run's own `export` config group."""
     run_dir = Path(run_dir)
     summary = read_run_summary(run_dir)
     if settings is None:
-        settings = ExportSettings.from_config(summary.get("config", {}).get("export") or {})
+        settings = run_settings(summary)
     model = keras.saving.load_model(run_dir / MODEL_FILE, compile=False, safe_mode=True)
     return export_model(model, run_dir, run_dir / EXPORT_DIR, settings)
 

@@ -17,12 +17,11 @@ import tensorflow as tf
 from omegaconf import DictConfig, OmegaConf
 
 import tx_keras
-from tx_keras.beam_search import beam_search_decoder
 from tx_keras.config_check import ConfigError, check_config
 from tx_keras.data import Task, build_task, make_dataset
 from tx_keras.data.length_batches import length_batches, padding_fraction, row_lengths
-from tx_keras.decoding import cached_greedy_decoder, decode_in_batches, exact_match
-from tx_keras.evaluation import corpus_scores, write_translations
+from tx_keras.decoding import cached_greedy_decoder
+from tx_keras.evaluation import evaluate_run
 from tx_keras.export.run_export import save_and_export
 from tx_keras.models import Transformer
 from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
@@ -46,9 +45,6 @@ from tx_keras.training.stage import stage
 from tx_keras.training.summary import write_summary
 from tx_keras.training.token_mean_loss import TokenMeanLoss
 from tx_keras.user_error import UserError
-
-TRANSLATIONS = "translations"  # run_dir/translations/test_<decoder>.tsv: source, reference, hypothesis
-
 
 def build_model(cfg: DictConfig, task: Task) -> Transformer:
     """The Transformer the `model` config group describes, sized to the task's vocabularies and lengths."""
@@ -75,38 +71,6 @@ def compile_model(model: Transformer, trainer: DictConfig) -> keras.optimizers.s
         jit_compile=trainer.jit_compile,  # "auto" is Keras' choice: XLA on a GPU, off on a CPU
     )
     return schedule
-
-
-def _evaluate(
-    model: Transformer, task: Task, decoders: dict, trainer: DictConfig, run_dir: Path
-) -> dict[str, float]:
-    """Teacher-forced loss/accuracy and greedy-decoding exact-match on validation and test; for real
-    text also corpus BLEU and chrF of the detokenized output (greedy, and on test each other decoder,
-    e.g. `test_bleu_beam`), with the test translations in run_dir/translations/test_<decoder>.tsv."""
-    metrics: dict[str, float] = {}
-    for split in ("validation", "test"):
-        source, target = task.splits[split]
-        loss, accuracy = model.evaluate(_dataset(source, target, trainer, shuffle=False), verbose=0)
-        metrics[f"{split}_loss"] = float(loss)
-        metrics[f"{split}_accuracy"] = float(accuracy)
-        for name, decode in decoders.items():
-            if name != "greedy" and split != "test":
-                continue
-            predicted = decode_in_batches(decode, source)
-            if name == "greedy":
-                metrics[f"{split}_exact_match"] = exact_match(predicted, target, task.target_vocab)
-            if not task.is_text:
-                continue
-            hypotheses = [task.detokenize_target(row) for row in predicted]
-            sources, references = zip(*task.texts(split), strict=True)
-            suffix = "" if name == "greedy" else f"_{name}"
-            for score, value in corpus_scores(hypotheses, references).items():
-                metrics[f"{split}_{score}{suffix}"] = value
-            if split == "test":
-                write_translations(
-                    run_dir / TRANSLATIONS / f"test_{name}.tsv", sources, references, hypotheses
-                )
-    return metrics
 
 
 def _dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs) -> tf.data.Dataset:

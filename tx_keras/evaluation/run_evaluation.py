@@ -1,0 +1,129 @@
+"""The end of a completed run: every figure summary.json reports about the trained model, and how long
+it took, since the evaluation is part of what a preset's minutes buy."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from tx_keras.beam_search import beam_search_decoder
+from tx_keras.data import Task, make_dataset
+from tx_keras.decoding import exact_match
+from tx_keras.evaluation.corpus_scores import corpus_scores
+from tx_keras.evaluation.length_penalty_choice import AUTO, LengthPenaltyChoice, choose_length_penalty
+from tx_keras.evaluation.sorted_decoding import decode_sorted
+from tx_keras.evaluation.translation_file import write_translations
+from tx_keras.models import Transformer
+
+TRANSLATIONS = "translations"  # run_dir/translations/test_<decoder>.tsv: source, reference, hypothesis
+GREEDY_BATCH = 512  # sentences per greedy batch: length-sorted, so large batches waste few steps
+BEAM_BATCH = 128  # sentences per beam batch (x beam width rows)
+
+
+@dataclass(frozen=True)
+class RunEvaluation:
+    """The metrics, the length penalty the export must use, how it was chosen (auto only), the minutes."""
+
+    metrics: dict[str, float]
+    length_penalty: float
+    choice: LengthPenaltyChoice | None = None
+    minutes: float = 0.0
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def fields(self) -> dict[str, Any]:
+        """The summary.json fields besides the metrics."""
+        fields: dict[str, Any] = {"evaluation_minutes": round(self.minutes, 2), **self.notes}
+        if self.choice is not None:
+            fields["length_penalty"] = self.choice.record()
+        return fields
+
+
+def _teacher_forced(model: Transformer, task: Task, split: str, trainer: Mapping) -> dict[str, float]:
+    """Per-token loss and accuracy of `split` with the reference prefix fed in (the logged figures)."""
+    dataset = make_dataset(
+        *task.splits[split],
+        trainer["batch_size"],
+        shuffle=False,
+        batching=trainer["batching"],
+        batch_tokens=trainer["batch_tokens"],
+    )
+    logs = model.evaluate(dataset, verbose=0, return_dict=True)
+    return {f"{split}_loss": float(logs["loss"]), f"{split}_accuracy": float(logs["accuracy"])}
+
+
+def _scores(task: Task, split: str, predicted: np.ndarray, suffix: str) -> tuple[dict[str, float], list[str]]:
+    """Corpus BLEU/chrF of decoded ids against the split's reference texts, and the hypotheses."""
+    hypotheses = [task.detokenize_target(row) for row in predicted]
+    references = [reference for _, reference in task.texts(split)]
+    scores = corpus_scores(hypotheses, references)
+    return {f"{split}_{name}{suffix}": value for name, value in scores.items()}, hypotheses
+
+
+def _write(run_dir: Path, task: Task, name: str, hypotheses: list[str]) -> None:
+    sources, references = zip(*task.texts("test"), strict=True)
+    write_translations(run_dir / TRANSLATIONS / f"test_{name}.tsv", sources, references, hypotheses)
+
+
+def evaluate_run(
+    model: Transformer,
+    task: Task,
+    greedy: Callable[[tf.Tensor], tf.Tensor],
+    trainer: Mapping,
+    export: Mapping,
+    run_dir: Path,
+) -> RunEvaluation:
+    """Teacher-forced loss/accuracy and greedy exact-match on validation and test; for real text also
+    corpus BLEU and chrF, greedy and (beam width > 1) beam, with the test translations in
+    run_dir/translations/test_<decoder>.tsv.
+
+    Beam search runs only where a figure needs it: with `export.length_penalty=auto` the validation split
+    once per alpha of `export.length_penalty_grid` (the best validation chrF wins), then the test split
+    once, with that alpha; with a fixed penalty only the test split. Test never informs a choice.
+    """
+    started = time.perf_counter()
+    metrics: dict[str, float] = {}
+    max_length = task.target_length - 1
+    for split in ("validation", "test"):
+        metrics.update(_teacher_forced(model, task, split, trainer))
+        source, target = task.splits[split]
+        predicted = decode_sorted(greedy, source, GREEDY_BATCH)
+        metrics[f"{split}_exact_match"] = exact_match(predicted, target, task.target_vocab)
+        if task.is_text:
+            scores, hypotheses = _scores(task, split, predicted, "")
+            metrics.update(scores)
+            if split == "test":
+                _write(run_dir, task, "greedy", hypotheses)
+    width, penalty = int(export["beam_width"]), export["length_penalty"]
+    if not task.is_text or width == 1:  # greedy serves; the penalty changes nothing at width 1
+        alpha = 0.0 if penalty == AUTO else float(penalty)
+        notes = {"length_penalty": {"chosen": alpha, "chosen_by": "not searched: greedy decoding"}}
+        minutes = (time.perf_counter() - started) / 60
+        return RunEvaluation(metrics, alpha, None, minutes, notes if penalty == AUTO else {})
+
+    def beam(split: str, alpha: float) -> tuple[dict[str, float], list[str]]:
+        decode = beam_search_decoder(model, max_length, width, alpha)
+        return _scores(task, split, decode_sorted(decode, task.splits[split][0], BEAM_BATCH), "_beam")
+
+    choice = None
+    if penalty == AUTO:
+        validation = {}
+
+        def chrf(alpha: float) -> float:
+            validation[alpha] = beam("validation", alpha)[0]
+            return validation[alpha]["validation_chrf_beam"]
+
+        choice = choose_length_penalty(export["length_penalty_grid"], chrf, width)
+        alpha = choice.chosen
+        metrics.update(validation[alpha])
+    else:
+        alpha = float(penalty)
+    scores, hypotheses = beam("test", alpha)
+    metrics.update(scores)
+    _write(run_dir, task, "beam", hypotheses)
+    return RunEvaluation(metrics, alpha, choice, (time.perf_counter() - started) / 60)
