@@ -46,6 +46,7 @@ from tx_keras.training.summary import write_summary
 from tx_keras.training.token_mean_loss import TokenMeanLoss
 from tx_keras.user_error import UserError
 
+
 def build_model(cfg: DictConfig, task: Task) -> Transformer:
     """The Transformer the `model` config group describes, sized to the task's vocabularies and lengths."""
     return Transformer(
@@ -273,15 +274,13 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
             "reason": f"loss became {metrics['train_loss']} in epoch {epochs}",
             "metrics": metrics,
         }
-    decoders = {"greedy": decode}
-    if task.is_text and cfg.export.beam_width > 1:  # the decoder the export serves
-        decoders["beam"] = beam_search_decoder(
-            model, task.target_length - 1, cfg.export.beam_width, cfg.export.length_penalty
-        )
     with stage("evaluation: decoding the validation and test splits"):
-        metrics.update(_evaluate(model, task, decoders, cfg.trainer, run_dir))
+        evaluation = evaluate_run(model, task, decode, cfg.trainer, cfg.export, run_dir)
+    metrics.update(evaluation.metrics)
+    fields.update(evaluation.fields())  # evaluation_minutes; with length_penalty=auto the validation choice
+    export = {**cfg.export, "length_penalty": evaluation.length_penalty}  # what the figures used
     with stage("export: SavedModel" if cfg.export.enabled else "saving the model"):
-        fields.update(save_and_export(run_dir, model, task, cfg.export))
+        fields.update(save_and_export(run_dir, model, task, export))
     fields["example_source"] = _example_source(task)
     return {**fields, "status": "completed", "metrics": metrics}
 
