@@ -18,10 +18,18 @@ def test_image_is_rgb_and_grows_with_the_sentence():
     assert short.std() > 10  # a picture, not a blank canvas
 
 
-def test_heads_wrap_into_rows_of_four():
-    four = attention_grid_image(_weights(4, 3, 3), list("abc"), list("abc"), "t")
-    eight = attention_grid_image(_weights(8, 3, 3), list("abc"), list("abc"), "t")
-    assert eight.shape[1] == four.shape[1] and eight.shape[0] > 1.4 * four.shape[0]
+def test_heads_wrap_into_rows_of_two():
+    two = attention_grid_image(_weights(2, 6, 6), list("abcdef"), list("abcdef"), "t")
+    four = attention_grid_image(_weights(4, 6, 6), list("abcdef"), list("abcdef"), "t")
+    assert four.shape[1] == two.shape[1] and four.shape[0] > 1.4 * two.shape[0]
+
+
+def test_default_model_maps_fit_a_tensorboard_image_card():
+    """4 heads over a 12-token sentence: about the width of TensorBoard's image card (~350 px), so the
+    token labels are legible at the default size."""
+    tokens = [f"word{i}" for i in range(12)]
+    image = attention_grid_image(_weights(4, 12, 12), tokens, tokens, "cross-attention, layer 1, epoch 1")
+    assert image.shape[1] <= 400, image.shape
 
 
 def test_token_labels_fall_back_to_installed_fonts_for_other_scripts(monkeypatch):

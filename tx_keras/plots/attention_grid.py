@@ -10,10 +10,13 @@ from matplotlib import colormaps, font_manager
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-_COLUMNS = 4  # heads per row of the grid
-_CELL_INCHES = 0.2  # size of one query x key cell
-_MIN_HEAD_INCHES = 1.6  # short sentences still get readable heads
-_MIN_WIDTH_INCHES = 4.5  # room for the title above a single head
+# TensorBoard's Images tab shows an image in a card about 350 px wide: wider images are scaled down
+# until their labels blur. Two heads per row and 12-px cells keep a 4-head map of a 12-token sentence
+# about 390 px wide at 80 dpi, so its token labels stay legible without "Show actual image size".
+_COLUMNS = 2  # heads per row of the grid
+_CELL_INCHES = 0.15  # size of one query x key cell
+_MIN_HEAD_INCHES = 1.2  # short sentences still get readable heads
+_MIN_WIDTH_INCHES = 3.5  # room for the title above a single head
 _DPI = 80
 # Token labels fall back to these (when installed) for glyphs DejaVu Sans lacks: Chinese, Japanese, Thai.
 _FALLBACK_FONTS = (
@@ -72,8 +75,8 @@ def attention_grid_image(
     )
     x_ticks = [column * (keys + 1) + k for column in range(columns) for k in range(keys)]
     y_ticks = [row * (queries + 1) + q for row in range(rows) for q in range(queries)]
-    axes.set_xticks(x_ticks, key_tokens * columns, rotation=90, fontsize=7, family=_token_fonts())
-    axes.set_yticks(y_ticks, query_tokens * rows, fontsize=7, family=_token_fonts())
+    axes.set_xticks(x_ticks, key_tokens * columns, rotation=90, fontsize=8, family=_token_fonts())
+    axes.set_yticks(y_ticks, query_tokens * rows, fontsize=8, family=_token_fonts())
     axes.tick_params(length=0, pad=1)
     for spine in axes.spines.values():
         spine.set_visible(False)

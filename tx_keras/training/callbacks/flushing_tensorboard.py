@@ -17,7 +17,13 @@ class FlushingTensorBoard(keras.callbacks.TensorBoard):
     TensorBoard sorts Scalars groups by name and opens the first three. Keras logs the learning rate as
     `epoch_learning_rate`, which would sit between `epoch_exact_match` and `epoch_loss` and push the loss
     into a closed group; it is written as `optimizer/learning_rate` instead (train run), after the scores.
+    So the Scalars tab opens on accuracy, exact-match and loss (or accuracy, loss and the final scores).
     """
+
+    def on_test_end(self, logs: dict | None = None) -> None:
+        """Keras also writes each validation pass as `evaluation_<metric>_vs_iterations`: the validation
+        curves again, against steps, as two more Scalars groups ahead of the scores; not written."""
+        self._pop_writer()
 
     def _collect_learning_rate(self, logs: dict) -> dict:
         logs = super()._collect_learning_rate(dict(logs))
