@@ -32,7 +32,8 @@ def test_eos_counted_restates_a_symbol_threshold_for_tokens_with_the_eos():
     [
         ((0.99, 0.98, 1.0), (0.13, 0.14, 0.135), HOLDS),
         ((0.99, 0.98, 1.0), (0.30, 0.32, 0.31), DOES_NOT_HOLD),  # context leaks in without attention
-        ((0.14, 0.13, 0.135), (0.13, 0.14, 0.135), DOES_NOT_HOLD),  # attention adds nothing
+        ((0.50, 0.20, 0.80), (0.13, 0.14, 0.135), DOES_NOT_HOLD),  # not significantly better (p 0.2)
+        ((0.14, 0.13, 0.135), (0.13, 0.14, 0.135), INCONCLUSIVE),  # nothing learned: the experiment failed
         ((0.70, 0.72, 0.71), (0.13, 0.14, 0.135), INCONCLUSIVE),  # helps, but did not reach 0.95
         ((0.99,), (0.13, 0.14), INCONCLUSIVE),  # one seed cannot give a spread
     ],
@@ -41,7 +42,9 @@ def test_attention_rule(on, off, outcome):
     stats = _stats([({"model.attention": "full"}, on), ({"model.attention": "none"}, off)])
     verdict = attention_verdict(stats, length=12)
     assert verdict.outcome == outcome
-    if outcome != INCONCLUSIVE or len(on) > 1:
+    if max(on) < 0.151:
+        assert verdict.reason.startswith("no setting learned the task: every setting's token accuracy is")
+    elif outcome != INCONCLUSIVE or len(on) > 1:
         assert "without <= 0.151" in verdict.reason and "with >= 0.954" in verdict.reason
 
 
@@ -94,7 +97,7 @@ def test_ffn_rule_notes_how_fast_each_memorises():
         ),
     }
     verdict = ffn_verdict(stats, steps)
-    assert verdict.outcome == INCONCLUSIVE  # real (> 2 pooled sd) but 0.015 < 0.10: the pre-stated bar
+    assert verdict.outcome == INCONCLUSIVE  # real (Welch p < 0.05) but 0.015 < 0.10: the pre-stated bar
     assert verdict.notes == (
         "lookup, 1 layer, steps to the target accuracy: FFN on 704 ± 76 (3 of 3 reached), "
         "off 1386 ± 93 (2 of 3 reached)",
@@ -143,10 +146,10 @@ def test_norm_rule_needs_both_halves():
     holds = _norm(post_cold=(0.06, 0.06, 0.07), pre_cold=(0.56, 0.5, 0.6), post_warm=(0.9, 0.95, 0.93))
     assert holds.outcome == HOLDS
     assert "lr 0.01: post-LN without warm-up 0.063 ± 0.006" in holds.reason
-    assert holds.notes[0].endswith("0.01: yes (0.553 ± 0.050 vs 0.063 ± 0.006)")
+    assert holds.notes[0].endswith("0.01: yes (0.553 ± 0.050 vs 0.063 ± 0.006, p 0.0032)")
     assert "0.001: no" in holds.notes[0]
     assert holds.notes[1].startswith("warm-up 300 rescues post-LN, by learning rate: 0.001: no")
-    assert holds.notes[1].endswith("0.01: yes (0.927 ± 0.025 vs 0.063 ± 0.006)")
+    assert holds.notes[1].endswith("0.01: yes (0.927 ± 0.025 vs 0.063 ± 0.006, p 0.00015)")
     assert len(holds.notes) == 2  # no divergence, no note about it
     one_half = _norm(post_cold=(0.06, 0.06, 0.07), pre_cold=(0.56, 0.5, 0.6), post_warm=(0.06, 0.07, 0.06))
     assert one_half.outcome == INCONCLUSIVE and "only one half" in one_half.reason
@@ -174,7 +177,8 @@ def test_heads_rule_uses_steps_when_both_reach_the_target_else_accuracy():
     )
     one, four = make_setting({"model.num_heads": 1}), make_setting({"model.num_heads": 4})
     faster = heads_verdict(accuracy, {one: (3000, 3200, 3100), four: (1000, 1100, 1050)})
-    assert faster.outcome == HOLDS and "4 heads faster by 2050 steps" in faster.reason
+    assert faster.outcome == HOLDS
+    assert "4 heads faster: difference 2050 (Welch p 8e-05, Hedges g 20.7" in faster.reason
     same = heads_verdict(accuracy, {one: (1000, 1200, 1100), four: (1000, 1100, 1200)})
     assert same.outcome == DOES_NOT_HOLD and same.reason.endswith("not at this scale")
     low = _stats([({"model.num_heads": 1}, (0.60, 0.62, 0.61)), ({"model.num_heads": 4}, (0.80, 0.81, 0.79))])
@@ -182,3 +186,23 @@ def test_heads_rule_uses_steps_when_both_reach_the_target_else_accuracy():
     tie = _stats([({"model.num_heads": 1}, (0.60, 0.70, 0.65)), ({"model.num_heads": 4}, (0.66, 0.62, 0.70))])
     assert heads_verdict(tie, {}).outcome == DOES_NOT_HOLD
     assert heads_verdict(_stats([({"model.num_heads": 4}, (1.0, 1.0))]), {}).outcome == INCONCLUSIVE
+
+
+def test_heads_rule_is_inconclusive_when_no_head_count_left_the_plateau():
+    """docs/claims.md's sweep: every head count at ~0.2, so the heads were never compared."""
+    plateau = _stats([({"model.num_heads": heads}, (0.21, 0.20, 0.215)) for heads in (1, 2, 4, 8, 16)])
+    verdict = heads_verdict(plateau, {})
+    assert verdict.outcome == INCONCLUSIVE
+    assert verdict.reason.startswith(
+        "no setting learned the task: every setting's token accuracy is below 0.500"
+    )
+
+
+def test_a_difference_within_2_pooled_sd_of_the_old_rule_is_judged_by_welch():
+    """1 head 0.600 ± 0.050, 4 heads 0.705 ± 0.050: the old rule called 0.105 > 2 pooled sd (0.100) real,
+    yet Welch's p is 0.06: with 3 seeds that is not yet a difference."""
+    one = make_setting({"model.num_heads": 1})
+    four = make_setting({"model.num_heads": 4})
+    accuracy = {one: SeedStats((0.55, 0.60, 0.65)), four: SeedStats((0.655, 0.705, 0.755))}
+    verdict = heads_verdict(accuracy, {})
+    assert verdict.outcome == DOES_NOT_HOLD and "difference 0.105 (Welch p 0.062" in verdict.reason

@@ -1,10 +1,10 @@
-"""Mean and spread over seeds, and the pooled spread the claim rules compare differences with."""
+"""Mean and spread over seeds."""
 
 import math
 
 import pytest
 
-from tx_keras.claims.seed_statistics import SeedStats, pooled_sd
+from tx_keras.claims.seed_statistics import SeedStats
 
 
 def test_mean_and_sample_sd():
@@ -20,8 +20,3 @@ def test_fewer_than_two_seeds_have_no_spread():
     assert math.isnan(SeedStats((0.4,)).sd)
     assert SeedStats((0.4,)).text() == "0.400"
     assert SeedStats(()).text() == "n/a" and math.isnan(SeedStats(()).mean)
-
-
-def test_pooled_sd_is_the_root_mean_square_of_the_two_sds():
-    first, second = SeedStats((0.0, 0.2)), SeedStats((0.5, 0.5))
-    assert pooled_sd(first, second) == pytest.approx(math.sqrt((0.02 + 0.0) / 2))

@@ -41,8 +41,3 @@ class SeedStats:
         if self.n < 2:
             return f"{self.mean:.{digits}f}"
         return f"{self.mean:.{digits}f} ± {self.sd:.{digits}f}"
-
-
-def pooled_sd(first: SeedStats, second: SeedStats) -> float:
-    """The typical seed-to-seed spread of two settings: sqrt((sd_1^2 + sd_2^2) / 2)."""
-    return math.sqrt((first.sd**2 + second.sd**2) / 2)
