@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"tx-board: error: {error.msg}", file=sys.stderr)
             sys.exit(1)
         print(f"tx-board: TensorBoard at {url} (logdir {logdir}) - Ctrl-C to stop", flush=True)
+        print(f"tx-board: loss and accuracy first: {url}#scalars", flush=True)
         while True:
             time.sleep(1)  # short naps: a signal delivered to a server thread is still seen within a second
     except KeyboardInterrupt:

@@ -41,7 +41,8 @@ def _train(cfg: DictConfig) -> float:
     set_thread_budget(_thread_budget(hydra_cfg))
     logging.captureWarnings(True)  # Python warnings reach train.log too
     quiet_absl(cfg.logging.verbose)
-    logging.getLogger("tx_keras.runtime").info(configure_allocator())  # chosen on import tx_keras
+    # chosen on import tx_keras; in train.log (a post-mortem needs it), not on a quiet console
+    logging.getLogger("tx_keras.runtime").debug(configure_allocator())
     start_tensorflow(cfg.logging.verbose)  # before anything imports it: its start-up noise stays off stderr
     try:
         return run_job(

@@ -6,6 +6,9 @@ from __future__ import annotations
 import keras
 
 LEARNING_RATE_TAG = "optimizer/learning_rate"
+# Validation exact-match (tx_keras/training/callbacks/validation_exact_match.py) is drawn in the accuracy
+# group: `val_accuracy/exact_match` becomes the validation run's `epoch_accuracy/exact_match`.
+_RENAMED = {"val_exact_match": "val_accuracy/exact_match"}
 
 
 class FlushingTensorBoard(keras.callbacks.TensorBoard):
@@ -14,16 +17,20 @@ class FlushingTensorBoard(keras.callbacks.TensorBoard):
     Keras' writers flush every two minutes: a run killed after a checkpoint would otherwise lose the
     points of the epochs it had finished, and resuming from that checkpoint would never write them again.
 
-    TensorBoard sorts Scalars groups by name and opens the first three. Keras logs the learning rate as
-    `epoch_learning_rate`, which would sit between `epoch_exact_match` and `epoch_loss` and push the loss
-    into a closed group; it is written as `optimizer/learning_rate` instead (train run), after the scores.
-    So the Scalars tab opens on accuracy, exact-match and loss (or accuracy, loss and the final scores).
+    TensorBoard's Scalars tab sorts the tag groups by name and opens only the first two. Keras logs the
+    learning rate as `epoch_learning_rate`, which would sit between `epoch_accuracy` and `epoch_loss` and
+    close the loss; it is written as `optimizer/learning_rate` instead (train run), after the scores. The
+    per-epoch validation exact-match joins the `epoch_accuracy` group. So Scalars opens on accuracy (token
+    and sentence) and loss.
     """
 
     def on_test_end(self, logs: dict | None = None) -> None:
         """Keras also writes each validation pass as `evaluation_<metric>_vs_iterations`: the validation
         curves again, against steps, as two more Scalars groups ahead of the scores; not written."""
         self._pop_writer()
+
+    def _log_epoch_metrics(self, epoch: int, logs: dict) -> None:
+        super()._log_epoch_metrics(epoch, {_RENAMED.get(key, key): value for key, value in logs.items()})
 
     def _collect_learning_rate(self, logs: dict) -> dict:
         logs = super()._collect_learning_rate(dict(logs))

@@ -10,7 +10,7 @@ import numpy as np
 from tx_keras.data.vocabulary import Vocabulary
 from tx_keras.decoding import decode_in_batches, exact_match
 
-LOG_KEY = "val_exact_match"  # Keras' TensorBoard callback draws it as validation/epoch_exact_match
+LOG_KEY = "val_exact_match"  # drawn as validation `epoch_accuracy/exact_match` (FlushingTensorBoard)
 
 
 class ValidationExactMatch(keras.callbacks.Callback):
