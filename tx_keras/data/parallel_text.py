@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -143,7 +144,10 @@ def _learned(texts: list[str], text_format: TextFormat, size: int, cache: Path) 
     if not path.exists():
         cache.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        log.info("vocabulary: learning %d %s tokens from %d texts ...", size, text_format.kind, len(texts))
+        started = time.perf_counter()
         learn_vocabulary(texts, text_format, size).to_file(temporary)
+        log.info("vocabulary: learned in %.0f s (cached in %s)", time.perf_counter() - started, cache)
         temporary.replace(path)  # atomic: a concurrent sweep job reads a whole file or none
     return Vocabulary.from_file(path)
 
