@@ -16,13 +16,14 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 
-from tests.conftest import TINY, tx_train
 from tx_keras.explorer.metadata import PLUGIN_NAME
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -52,15 +53,29 @@ UI_TIMEOUT_MS = 30_000
 ROUTES = f"data/plugin/{PLUGIN_NAME}/"
 
 
+RUNS = {"heads_4": ["model.num_heads=4", "export.attention=heads"], "heads_1": ["model.num_heads=1"]}
+# Tiny and 3 epochs on the default data (as the issue's `tx-train model=tiny trainer.epochs=3`): enough for
+# the attention to take shape, so the screenshots show more than uniform weights.
+TRAIN = ["model=tiny", "trainer.epochs=3", "trainer.early_stopping.patience=null", "logging.verbose=0"]
+
+
 @pytest.fixture(scope="module")
-def logdir(tiny_run, tmp_path_factory) -> Path:
-    """A sweep-like folder: the shared tiny run (2 heads) copied in, a 1-head tiny run trained beside it."""
-    result, run_dir = tiny_run
-    assert result.returncode == 0, result.stderr[-3000:]
+def logdir(tmp_path_factory) -> Path:
+    """A sweep-like folder with two real runs (4 heads, every head exported; 1 head), trained in parallel."""
     root = tmp_path_factory.mktemp("explorer_sweep")
-    shutil.copytree(run_dir, root / "heads_2")
-    trained = tx_train(*TINY, "model.num_heads=1", f"hydra.run.dir={root / 'heads_1'}", cwd=root)
-    assert trained.returncode == 0, trained.stderr[-3000:]
+    jobs = {
+        name: subprocess.Popen(
+            [str(BIN / "tx-train"), *TRAIN, *overrides, f"hydra.run.dir={root / name}"],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for name, overrides in RUNS.items()
+    }
+    for name, job in jobs.items():
+        output, _ = job.communicate(timeout=600)
+        assert job.returncode == 0, f"tx-train {name} failed:\n{output[-3000:]}"
     return root
 
 
@@ -71,9 +86,9 @@ def _get_json(url: str, body: dict | None = None):
         return json.load(response)
 
 
-@pytest.fixture(scope="module")
-def board(logdir: Path) -> Iterator[tuple[str, dict]]:
-    """tx-board on a free loopback port; yields its URL and the tab's run listing once both runs are in."""
+@contextmanager
+def _serving(logdir: Path, folders: set[str]) -> Iterator[tuple[str, dict]]:
+    """tx-board on a free loopback port; yields its URL and the tab's run listing once `folders` are in."""
     process = subprocess.Popen(
         [str(BIN / "tx-board"), str(logdir), "--port", "0"],
         stdout=subprocess.PIPE,
@@ -88,14 +103,20 @@ def board(logdir: Path) -> Iterator[tuple[str, dict]]:
         deadline = time.monotonic() + 90
         while True:
             listing = _get_json(url + ROUTES + "runs")
-            if {run["folder"] for run in listing["runs"]} == {"heads_1", "heads_2"}:
+            if {run["folder"] for run in listing["runs"]} == folders:
                 break
-            assert time.monotonic() < deadline, f"the Attention tab never listed both runs: {listing}"
+            assert time.monotonic() < deadline, f"the Attention tab never listed {folders}: {listing}"
             time.sleep(0.5)
         yield url, listing
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def board(logdir: Path) -> Iterator[tuple[str, dict]]:
+    with _serving(logdir, set(RUNS)) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
@@ -125,11 +146,11 @@ def _logged(run_dir: Path, tag: str) -> dict[int, np.ndarray]:
     raise AssertionError(f"{tag} is in no event file of {run_dir}")
 
 
-def _screenshot(target, name: str) -> None:
+def _screenshot(target, name: str, docs: bool = True) -> None:
     """A page or one element of it (Playwright's screenshot of either) to test-artifacts/ (and docs/)."""
     ARTIFACTS.mkdir(exist_ok=True)
     target.screenshot(path=str(ARTIFACTS / f"explorer_{name}.png"))
-    if os.environ.get("TX_DOCS_SCREENSHOTS") == "1":
+    if docs and os.environ.get("TX_DOCS_SCREENSHOTS") == "1":
         shutil.copy(ARTIFACTS / f"explorer_{name}.png", REPO / "docs" / f"explorer_{name}.png")
 
 
@@ -158,65 +179,69 @@ def test_tab_is_listed_and_hover_shows_the_logged_weights_at_each_epoch(page, bo
     url, listing = board
     frame = _open(page, url)
     sync_api.expect(page.get_by_text("Attention", exact=True).first).to_be_visible()
-    run = _run_name(listing, "heads_2")
+    run = _run_name(listing, "heads_4")
     frame.locator("select[data-control=run]").select_option(run)
     frame.locator("select[data-control=probe]").select_option("1")  # the second probe sentence
     frame.locator("button[data-kind=cross]").click()
     panel = frame.locator(f"section.panel[data-run='{run}']")
     sync_api.expect(panel.locator(".meta")).to_contain_text(
-        "epoch 2 · cross-attention", timeout=UI_TIMEOUT_MS
+        "epoch 3 · cross-attention", timeout=UI_TIMEOUT_MS
     )
-    logged = _logged(logdir / "heads_2", "attention_explorer/probe_2/cross")
-    assert sorted(logged) == [1, 2]
+    logged = _logged(logdir / "heads_4", "attention_explorer/probe_2/cross")
+    assert sorted(logged) == [0, 1, 2, 3]  # 0: before training
     query = 2
     panel.locator(f"svg.head-view g.token[data-side=query][data-index='{query}']").hover()
     sync_api.expect(panel.locator(".readout td.weight").first).to_be_visible(timeout=UI_TIMEOUT_MS)
     shown = _readout(panel)
-    assert len(shown) == 2 * logged[2].shape[-1]  # both heads, every source token
+    assert len(shown) == 4 * logged[3].shape[-1]  # every head, every source token
     for head, key, weight, text in shown:
-        assert weight == float(logged[2][0, head, query, key])  # the logged float16, exactly
+        assert weight == float(logged[3][0, head, query, key])  # the logged float16, exactly
         assert abs(float(text) - weight) <= 0.0005
     _screenshot(page, "head_view")
 
     slider = frame.locator("input.epoch-slider")
     slider.focus()
-    page.keyboard.press("Home")  # back to the first logged epoch
-    sync_api.expect(frame.locator(".epoch-label")).to_have_text("epoch 1 of 2")
-    sync_api.expect(panel.locator(".meta")).to_contain_text("epoch 1 ·", timeout=UI_TIMEOUT_MS)
+    page.keyboard.press("Home")  # back to the untrained model
+    sync_api.expect(frame.locator(".epoch-label")).to_have_text("before training")
+    sync_api.expect(panel.locator(".meta")).to_contain_text("before training ·", timeout=UI_TIMEOUT_MS)
     panel.locator(f"svg.head-view g.token[data-side=query][data-index='{query}']").click()  # pin it
     sync_api.expect(panel.locator(".readout td.weight").first).to_be_visible(timeout=UI_TIMEOUT_MS)
     for head, key, weight, _ in _readout(panel):
-        assert weight == float(logged[1][0, head, query, key])
-    assert not np.array_equal(logged[1], logged[2])  # the slider really showed another epoch
+        assert weight == float(logged[0][0, head, query, key])
+    assert not np.array_equal(logged[0], logged[3])  # the slider really showed another epoch
 
 
 def test_model_view_opens_one_head_and_two_runs_sit_side_by_side(page, board):
     url, listing = board
     frame = _open(page, url)
-    main, other = _run_name(listing, "heads_2"), _run_name(listing, "heads_1")
+    main, other = _run_name(listing, "heads_4"), _run_name(listing, "heads_1")
     frame.locator("select[data-control=run]").select_option(main)
     frame.locator("select[data-control=compare]").select_option(other)
     panels = frame.locator("section.panel")
     sync_api.expect(panels).to_have_count(2, timeout=UI_TIMEOUT_MS)
     sync_api.expect(frame.locator(f"section.panel[data-run='{other}'] .head-chip")).to_have_count(1)
     first = frame.locator(f"section.panel[data-run='{main}']")
-    sync_api.expect(first.locator(".head-chip")).to_have_count(2)
+    sync_api.expect(first.locator(".head-chip")).to_have_count(4)
     first.locator("canvas.thumb[data-layer='0'][data-head='1']").click()  # layer 1, head 2
-    sync_api.expect(first.locator(".head-chip.off")).to_have_count(1)
+    sync_api.expect(first.locator(".head-chip.off")).to_have_count(3)
     sync_api.expect(first.locator(".head-chip[data-head='1']")).not_to_have_class(re.compile(r"\boff\b"))
     strokes = first.locator("svg.head-view line").evaluate_all(
         "lines => lines.map(l => l.getAttribute('stroke'))"
     )
     assert strokes and set(strokes) == {"#ff7f0e"}  # only head 2's colour is drawn
     first.locator(".head-chip[data-head='0']").click()  # toggle head 1 back on
-    sync_api.expect(first.locator(".head-chip.off")).to_have_count(0)
+    sync_api.expect(first.locator(".head-chip.off")).to_have_count(2)
+    strokes = first.locator("svg.head-view line").evaluate_all(
+        "lines => lines.map(l => l.getAttribute('stroke'))"
+    )
+    assert set(strokes) == {"#1f77b4", "#ff7f0e"}
     _screenshot(page, "side_by_side")
 
 
 def test_own_sentence_is_translated_with_its_cross_attention(page, board):
     url, listing = board
     frame = _open(page, url)
-    frame.locator("select[data-control=typed-run]").select_option("heads_2")
+    frame.locator("select[data-control=typed-run]").select_option("heads_4")
     box = frame.locator("input.sentence-input")
     box.fill("   ")
     frame.locator("button.primary").click()
@@ -228,12 +253,38 @@ def test_own_sentence_is_translated_with_its_cross_attention(page, board):
     frame.locator("button.primary").click()
     translation = frame.locator(".translation-text")
     sync_api.expect(translation).not_to_be_empty(timeout=UI_TIMEOUT_MS)
-    expected = _get_json(url + ROUTES + "translate", {"run": "heads_2", "text": sentence})
+    expected = _get_json(url + ROUTES + "translate", {"run": "heads_4", "text": sentence})
     assert translation.inner_text() == expected["translation"]
     result = frame.locator(".typed-result")
     keys = result.locator("svg.head-view g.token[data-side=key]")
     sync_api.expect(keys).to_have_count(len(sentence.split()) + 1)  # the words and EOS
     keys.nth(1).click()  # "cat": which output tokens looked at it
     shown = _readout(result)
-    assert [weight for _, _, weight, _ in shown] == [row[1] for row in expected["weights"][0][0]]
+    assert len(shown) == 4 * len(expected["queries"])  # exported with export.attention=heads
+    for head, query, weight, _ in shown:
+        assert weight == expected["weights"][0][head][query][1]
     _screenshot(frame.locator("section.typed"), "own_sentence")
+
+
+def test_old_runs_and_a_run_deleted_while_open_give_clear_states(page, logdir, tmp_path):
+    fragile = tmp_path / "fragile"
+    shutil.copytree(logdir / "heads_1", fragile / "doomed")
+    old = fragile / "old"  # a run from before the Attention tab: scalars and an export, no raw attention
+    shutil.copytree(logdir / "heads_1" / "export", old / "export")
+    (old / "run.json").write_text("{}")
+    with tf.summary.create_file_writer(str(old)).as_default():
+        tf.summary.scalar("epoch_loss", 1.0, step=1)
+    with _serving(fragile, {"doomed"}) as (url, listing):
+        frame = _open(page, url)
+        doomed = _run_name(listing, "doomed")
+        sync_api.expect(frame.locator(f"section.panel[data-run='{doomed}']")).to_be_visible()
+        shutil.rmtree(fragile / "doomed")
+        notice = frame.locator(".notice.warning").filter(has_text=f"No longer in the logdir: {doomed}")
+        sync_api.expect(notice).to_be_visible(timeout=60_000)  # TensorBoard reloads, the page re-reads
+        sync_api.expect(frame.locator("[data-state=empty]")).to_contain_text(
+            "No run here has logged raw attention"
+        )
+        sync_api.expect(frame.locator("section.panel")).to_have_count(0)
+        options = frame.locator("select[data-control=typed-run] option")
+        sync_api.expect(options).to_have_text(["old"])  # its export still translates
+        _screenshot(page, "clear_states", docs=False)

@@ -210,7 +210,7 @@ def test_real_run_logs_its_probes_and_offers_its_export(real_board):
     body = _json(client.get(f"{PREFIX}/runs"))
     assert body["translatable"] == [name]
     (run,) = body["runs"]
-    assert run["folder"] == name and len(run["probes"]) == 2 and run["steps"] == [1, 2]
+    assert run["folder"] == name and len(run["probes"]) == 2 and run["steps"] == [0, 1, 2]
     record = _json(
         client.get(f"{PREFIX}/attention", query_string={"run": run["run"], "probe": 1, "kind": "cross"})
     )

@@ -101,7 +101,7 @@ def test_a_real_run_logs_float16_attention_with_tokens_at_every_logged_epoch(tin
     assert tags == {f"attention_explorer/probe_{p}/{k}" for p in (1, 2) for k in KINDS}
     for tag in tags:
         series = events.Tensors(tag)
-        assert [s.step for s in series] == [1, 2]
+        assert [s.step for s in series] == [0, 1, 2]  # 0: before training
         record = ProbeAttention.from_content(events.SummaryMetadata(tag).plugin_data.content)
         weights = np.frombuffer(series[-1].tensor_proto.tensor_content, np.float16).reshape(
             [d.size for d in series[-1].tensor_proto.tensor_shape.dim]

@@ -15,6 +15,11 @@ const CAPTIONS = {
 };
 const REFRESH_MS = 15000; // growing runs get new epochs, deleted runs disappear
 
+// Step 0 is logged before the first epoch: the untrained model.
+function epochText(step, last) {
+  return step === 0 ? 'before training' : last === undefined ? `epoch ${step}` : `epoch ${step} of ${last}`;
+}
+
 const state = {
   listing: null,
   run: null, // the main run
@@ -128,7 +133,7 @@ function draw() {
         text:
           'No run here has logged raw attention yet. Runs log it at the epochs the attention maps are drawn ' +
           '(logging.attention_maps, logging.attention_tensors_mb > 0); runs from older versions of tx_keras ' +
-          'have only the PNG maps in the Images tab. A run still in its first epoch shows up here after it.',
+          'have only the PNG maps in the Images tab. A run that has just started shows up within seconds.',
       })
     );
   } else {
@@ -186,11 +191,11 @@ function controls() {
     disabled: steps.length < 2,
     oninput: (event) => {
       state.step = steps[Number(event.target.value)];
-      epochLabel.textContent = `epoch ${state.step} of ${steps[steps.length - 1]}`;
+      epochLabel.textContent = epochText(state.step, steps[steps.length - 1]);
       loadPanels();
     },
   });
-  const epochLabel = el('span', {class: 'epoch-label', text: `epoch ${steps[stepIndex]} of ${steps[steps.length - 1]}`});
+  const epochLabel = el('span', {class: 'epoch-label', text: epochText(steps[stepIndex], steps[steps.length - 1])});
   const play = el('button', {
     class: 'link-button',
     text: '▶ replay',
@@ -260,12 +265,12 @@ function panel(name) {
   const layer = Math.min(state.layer, record.weights.length - 1);
   const notes = [];
   if (layer !== state.layer) notes.push(`this run has ${record.weights.length} layer(s): showing layer ${layer + 1}`);
-  if (state.step !== null && record.step !== state.step) notes.push(`nearest logged epoch: ${record.step}`);
+  if (state.step !== null && record.step !== state.step) notes.push(`nearest logged epoch: ${epochText(record.step)}`);
   const main = state.panels[state.run]?.record;
   if (name !== state.run && main && main.source !== record.source) {
     notes.push('a different probe sentence than the main run (other data settings)');
   }
-  header.append(el('span', {class: 'meta', text: `epoch ${record.step} · ${KIND_NAMES[record.kind]} · layer ${layer + 1}`}));
+  header.append(el('span', {class: 'meta', text: `${epochText(record.step)} · ${KIND_NAMES[record.kind]} · layer ${layer + 1}`}));
   const redraw = () => draw();
   return el('section', {class: 'panel', 'data-run': name}, [
     header,

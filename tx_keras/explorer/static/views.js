@@ -198,7 +198,9 @@ function readout(record, layer, heads, focus) {
           'data-head': head,
           'data-index': index,
           'data-weight': String(w),
-          style: `background: rgba(${rgb(headColour(head))}, ${Math.min(1, w).toFixed(3)})`,
+          style:
+            `background: rgba(${rgb(headColour(head))}, ${Math.min(1, w).toFixed(3)})` +
+            (w > 0.55 ? '; color: #fff' : ''), // dark cells get light digits
           text: w.toFixed(3),
         });
       }),

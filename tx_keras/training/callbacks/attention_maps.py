@@ -52,8 +52,9 @@ class AttentionMaps(SummaryCallback):
     stay under `tensors_mb`: probes past the cap are left out (a warning says so); 0 writes none.
 
     Decoder rows are labelled with the decoder's (teacher-forced) input words: SOS, then the reference.
-    The step is the number of completed epochs. The weights are taken in the training thread (one small
-    forward pass); drawing and writing happen in a background thread, so training goes on meanwhile.
+    The step is the number of completed epochs (the raw weights also at 0, before training). The weights
+    are taken in the training thread (one small forward pass); drawing and writing happen in a background
+    thread, so training goes on meanwhile.
     """
 
     def __init__(self, log_dir: Path, probes: Probes, epochs: set[int], tensors_mb: float = 1.0):
@@ -64,21 +65,27 @@ class AttentionMaps(SummaryCallback):
         self._painter: ThreadPoolExecutor | None = None
         self._pending: list[Future] = []
 
+    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
+        """Before the first epoch of a fresh run: the raw weights at step 0 (no images), so the Attention
+        tab's slider starts from the untrained model even when early stopping ends the run at epoch 1."""
+        if epoch == 0 and self.epochs and self.tensors_bytes:
+            self.log(0, images=False)
+
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         if epoch + 1 in self.epochs:
             self.log(epoch + 1)
 
-    def log(self, step: int) -> None:
+    def log(self, step: int, images: bool = True) -> None:
         _, attention, _ = self.model.trace((self.probes.source, self.probes.decoder_input), training=False)
         weights = {name: np.asarray(value) for name, value in attention.items()}
         self._painter = self._painter or ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="attention-maps"
         )
-        self._pending.append(self._painter.submit(self._write, weights, step))
+        self._pending.append(self._painter.submit(self._write, weights, step, images))
 
-    def _write(self, attention: dict[str, np.ndarray], step: int) -> None:
+    def _write(self, attention: dict[str, np.ndarray], step: int, images: bool) -> None:
         with self.writing():
-            for name, weights in attention.items():
+            for name, weights in attention.items() if images else ():
                 kind, layer = name.split("/")
                 tf.summary.image(
                     f"attention/{name}",
