@@ -172,6 +172,25 @@ def test_a_growing_run_shows_new_epochs_after_a_reload(board):
     assert body["steps"] == [1, 2, 4, 5] and body["step"] == 5
 
 
+def test_runs_reads_the_weights_for_the_steps_only_when_a_run_grew(tmp_path):
+    _write_run(tmp_path / "logs" / "a", steps=[1, 2])
+    client, multiplexer, plugin = _board(tmp_path / "logs")
+    reads = []
+    read_tensors = plugin._provider.read_tensors
+    plugin._provider.read_tensors = lambda *args, **kwargs: reads.append(1) or read_tensors(*args, **kwargs)
+    for _ in range(3):  # the page polls
+        assert _json(client.get(f"{PREFIX}/runs"))["runs"][0]["steps"] == [1, 2]
+    assert len(reads) == 1
+    with tf.summary.create_file_writer(str(tmp_path / "logs" / "a")).as_default():
+        write_attention(
+            [(ProbeAttention(0, "cross", QUERIES, KEYS, "the cat", "le chat"), _weights(3, "cross"))], 3
+        )
+    multiplexer.Reload()
+    # probe_1/cross is the tag the steps are read from, and it grew
+    assert _json(client.get(f"{PREFIX}/runs"))["runs"][0]["steps"] == [1, 2, 3]
+    assert len(reads) == 2
+
+
 def test_run_folder_never_leaves_the_logdir(tmp_path):
     (tmp_path / "logs" / "a" / "attention").mkdir(parents=True)
     (tmp_path / "logs" / "a" / "run.json").write_text("{}")
@@ -255,7 +274,10 @@ def test_bad_sentences_get_a_json_message_not_a_server_error(real_board, body, s
     assert words in _json(response)["error"]
 
 
-def test_translate_wants_post(real_board):
-    client, _, _ = real_board
+def test_translate_wants_a_json_post(real_board):
+    client, _, name = real_board
     response = client.get(f"{PREFIX}/translate")
     assert response.status_code == 405 and "POST" in _json(response)["error"]
+    body = json.dumps({"run": name, "text": "the cat"})
+    response = client.post(f"{PREFIX}/translate", data=body, content_type="text/plain")
+    assert response.status_code == 415 and "application/json" in _json(response)["error"]

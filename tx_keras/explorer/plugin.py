@@ -47,6 +47,7 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
         self._provider = context.data_provider
         self._logdir = Path(context.logdir).expanduser() if context.logdir else None
         self._translators = Translators()
+        self._steps_cache: dict[tuple[str, str], tuple[tuple, list[int]]] = {}
 
     def frontend_metadata(self) -> base_plugin.FrontendMetadata:
         return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name="Attention")
@@ -81,18 +82,37 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
 
         return plugin_util.context(request.environ), plugin_util.experiment_id(request.environ)
 
-    def _records(self, request: Request) -> dict[str, dict[str, ProbeAttention]]:
-        """run -> tag -> its labels, skipping summaries of a format this version cannot read."""
+    def _series(self, request: Request) -> dict[str, dict[str, tuple[ProbeAttention, tuple]]]:
+        """run -> tag -> (its labels, (last step, last wall time)), skipping summaries of a format this
+        version cannot read."""
         ctx, eid = self._ids(request)
         found = self._provider.list_tensors(ctx, experiment_id=eid, plugin_name=PLUGIN_NAME)
-        records: dict[str, dict[str, ProbeAttention]] = {}
+        records: dict[str, dict[str, tuple[ProbeAttention, tuple]]] = {}
         for run, tags in found.items():
             for tag, series in tags.items():
                 try:
-                    records.setdefault(run, {})[tag] = ProbeAttention.from_content(series.plugin_content)
+                    record = ProbeAttention.from_content(series.plugin_content)
                 except (ValueError, TypeError):
                     _LOG.warning("Attention tab: skipping %s in %s (unknown format)", tag, run)
+                    continue
+                records.setdefault(run, {})[tag] = (record, (series.max_step, series.max_wall_time))
         return records
+
+    def _records(self, request: Request) -> dict[str, dict[str, ProbeAttention]]:
+        """run -> tag -> its labels."""
+        return {
+            run: {tag: record for tag, (record, _) in tags.items()}
+            for run, tags in self._series(request).items()
+        }
+
+    def _steps(self, request: Request, run: str, tag: str, stamp: tuple) -> list[int]:
+        """The steps logged under `tag`, read again only when its last step or write time changed: the
+        page asks every few seconds, and reading means fetching every step's weights."""
+        cached = self._steps_cache.get((run, tag))
+        if cached is None or cached[0] != stamp:
+            cached = stamp, [datum.step for datum in self._read(request, run, tag)]
+            self._steps_cache[(run, tag)] = cached
+        return cached[1]
 
     def _read(self, request: Request, run: str, tag: str) -> list:
         ctx, eid = self._ids(request)
@@ -122,9 +142,9 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
     @Request.application
     def _serve_runs(self, request: Request) -> Response:
         runs = []
-        for run, tags in sorted(self._records(request).items()):
+        for run, series in sorted(self._series(request).items()):
             probes: dict[int, dict] = {}
-            for record in tags.values():
+            for record, _ in series.values():
                 probe = probes.setdefault(
                     record.probe,
                     {
@@ -137,7 +157,8 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
                 probe["kinds"].append(record.kind)
             for probe in probes.values():
                 probe["kinds"] = [kind for kind in KINDS if kind in probe["kinds"]]
-            steps = [datum.step for datum in self._read(request, run, next(iter(sorted(tags))))]
+            tag = min(series)
+            steps = self._steps(request, run, tag, series[tag][1])
             folder = run_folder(self._logdir, run) if self._logdir else None
             runs.append(
                 {
@@ -193,6 +214,8 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
     def _serve_translate(self, request: Request) -> Response:
         if request.method != "POST":
             return _error(request, "POST a JSON body {run, text}", 405)
+        if request.mimetype != "application/json":  # also keeps other web sites' plain form posts out
+            return _error(request, "send the body as Content-Type: application/json", 415)
         try:
             body = json.loads(request.get_data(as_text=True) or "null")
         except ValueError:
