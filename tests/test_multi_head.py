@@ -138,19 +138,39 @@ def test_future_tokens_do_not_change_earlier_outputs(impl, return_scores):
 
 @pytest.mark.parametrize("impl", ["fused", "looped"])
 @pytest.mark.parametrize("return_scores", [False, True])
-@pytest.mark.parametrize("causal", [False, True])
-def test_padding_tokens_do_not_change_real_outputs(impl, return_scores, causal):
+def test_padding_tokens_do_not_change_real_outputs(impl, return_scores):
     layer = ATTENTION_IMPLEMENTATIONS[impl](H, D)
     x = _x(B, T, D)
     changed = x.copy()
     changed[1, 3:] = 100.0 * _x(2, D)  # only sequence 2's padding positions change
-    before = _outputs(layer, x, return_scores, key_mask=KEY_MASK, use_causal_mask=causal)
-    after = _outputs(layer, changed, return_scores, key_mask=KEY_MASK, use_causal_mask=causal)
+    before = _outputs(layer, x, return_scores, key_mask=KEY_MASK)
+    after = _outputs(layer, changed, return_scores, key_mask=KEY_MASK)
     np.testing.assert_allclose(after[0], before[0], atol=1e-6)
     np.testing.assert_allclose(after[1, :3], before[1, :3], atol=1e-5)
-    if not causal:  # without the key mask the padding leaks into the real positions
-        leaked = _outputs(layer, changed, return_scores)[1, :3]
-        assert not np.allclose(leaked, _outputs(layer, x, return_scores)[1, :3], atol=1e-3)
+    leaked = _outputs(layer, changed, return_scores)[1, :3]  # without the key mask the padding leaks in
+    assert not np.allclose(leaked, _outputs(layer, x, return_scores)[1, :3], atol=1e-3)
+
+
+@pytest.mark.parametrize("impl", ["fused", "looped"])
+@pytest.mark.parametrize("return_scores", [False, True])
+def test_the_key_mask_still_applies_with_the_causal_mask(impl, return_scores):
+    """Right padding sits in every real query's future, so the causal mask alone would hide it and a
+    dropped key mask would go unnoticed: here a masked key sits in the past (position 1 of sequence 2)."""
+    hole = np.array([[1, 1, 1, 1, 1], [1, 0, 1, 1, 1]], bool)
+    layer = ATTENTION_IMPLEMENTATIONS[impl](H, D)
+    x = _x(B, T, D)
+    changed = x.copy()
+    changed[1, 1] = 100.0 * _x(D)  # only the masked key changes
+    before = _outputs(layer, x, return_scores, key_mask=hole, use_causal_mask=True)
+    after = _outputs(layer, changed, return_scores, key_mask=hole, use_causal_mask=True)
+    np.testing.assert_allclose(after[0], before[0], atol=1e-6)
+    np.testing.assert_allclose(after[1, 2:], before[1, 2:], atol=1e-5)  # the later queries do not see it
+    causal_only = _outputs(layer, changed, return_scores, use_causal_mask=True)[1, 2:]
+    assert not np.allclose(
+        causal_only, _outputs(layer, x, return_scores, use_causal_mask=True)[1, 2:], atol=1e-3
+    )
+    _, scores = layer(x, key_mask=hole, use_causal_mask=True, return_attention_scores=True)
+    assert np.all(_np(scores)[1, :, :, 1] == 0.0) and np.all(np.triu(_np(scores)[0, 0], k=1) == 0.0)
 
 
 @pytest.mark.parametrize("impl", ["fused", "looped"])
@@ -276,11 +296,9 @@ def test_keras_save_load(tmp_path, impl):
 
 @pytest.mark.parametrize("impl", ["fused", "looped"])
 def test_symbolic_call_returns_attention_scores(impl):
-    """Like keras.layers.MultiHeadAttention, a functional (symbolic) call must give (outputs, scores).
-
-    Currently fails: compute_output_shape ignores return_attention_scores, so Keras builds a single
-    KerasTensor for the outputs and the scores are lost in any functional model.
-    """
+    """Like keras.layers.MultiHeadAttention, a functional (symbolic) call must give (outputs, scores):
+    compute_output_shape must honour return_attention_scores, or the scores are lost in any functional
+    model."""
     query, value = keras.Input((T, D)), keras.Input((4, D))
     result = ATTENTION_IMPLEMENTATIONS[impl](H, D)(query, value, return_attention_scores=True)
     assert isinstance(result, tuple | list) and len(result) == 2
