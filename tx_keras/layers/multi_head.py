@@ -85,21 +85,36 @@ class MultiHeadAttention(MultiHeadBase):
         precision activations back to float32."""
         return ops.cast(getattr(self, name), self.compute_dtype)
 
+    def _flat_kernel(self, name: str):
+        """A (d_in, h, d_k) kernel viewed as the (d_in, h * d_k) matrix of one plain matmul."""
+        return ops.reshape(self._weight(f"{name}_kernel"), (-1, self.num_heads * self.key_dim))
+
+    def _split_heads(self, projected, heads: int):
+        """(B, T, heads * d_k) -> (B, heads, T, d_k)."""
+        shape = ops.shape(projected)
+        projected = ops.reshape(projected, (shape[0], shape[1], heads, self.key_dim))
+        return ops.transpose(projected, (0, 2, 1, 3))
+
     def _project(self, name: str, inputs):
-        """(B, T, d_in) -> (B, h, T, d_k): every head's projection in one einsum."""
-        projected = ops.einsum("btd,dhk->bhtk", inputs, self._weight(f"{name}_kernel"))
+        """(B, T, d_in) -> (B, h, T, d_k): every head's projection in one matmul.
+
+        Written as a 2-D matmul (as Dense is) plus a bias on the last axis, then split into heads, rather
+        than as the einsum `btd,dhk->bhtk`: same weights and numbers, but TensorFlow's Einsum kernel and
+        its gradients ran at about half the FLOP rate of MatMul on a CPU (7 % of a training step, measured).
+        """
+        projected = ops.matmul(inputs, self._flat_kernel(name))
         if self.use_bias:
-            projected = projected + ops.expand_dims(self._weight(f"{name}_bias"), 1)
-        return projected
+            projected = projected + ops.reshape(self._weight(f"{name}_bias"), (-1,))
+        return self._split_heads(projected, self.num_heads)
 
     def _project_fused(self, inputs, names: tuple[str, ...]) -> list:
-        """Several projections of the same input in one einsum over kernels concatenated along the heads."""
-        kernel = ops.concatenate([self._weight(f"{name}_kernel") for name in names], axis=1)
-        projected = ops.einsum("btd,dhk->bhtk", inputs, kernel)
+        """Several projections of the same input in one matmul over kernels concatenated along the heads."""
+        kernel = ops.concatenate([self._flat_kernel(name) for name in names], axis=1)
+        projected = ops.matmul(inputs, kernel)
         if self.use_bias:
-            bias = ops.concatenate([self._weight(f"{name}_bias") for name in names], axis=0)
-            projected = projected + ops.expand_dims(bias, 1)
-        return ops.split(projected, len(names), axis=1)
+            bias = ops.concatenate([ops.reshape(self._weight(f"{name}_bias"), (-1,)) for name in names], 0)
+            projected = projected + bias
+        return ops.split(self._split_heads(projected, len(names) * self.num_heads), len(names), axis=1)
 
     def _project_inputs(self, query, value, key) -> list:
         """(queries, keys, values), each (B, h, T, d_k); fused when the same tensor feeds several."""
@@ -134,8 +149,13 @@ class MultiHeadAttention(MultiHeadBase):
         return (outputs, weights) if return_attention_scores else outputs
 
     def _combine(self, heads):
-        """Concatenating the heads and multiplying by W_o is one contraction over (head, d_k)."""
-        outputs = ops.einsum("bhtk,hkd->btd", heads, self._weight("output_kernel"))
+        """Concatenating the heads and multiplying by W_o is one contraction over (head, d_k): a matmul
+        of the (B, T, h * d_k) concatenation by W_o viewed as (h * d_k, d_model)."""
+        shape = ops.shape(heads)
+        concatenated = ops.reshape(
+            ops.transpose(heads, (0, 2, 1, 3)), (shape[0], shape[2], self.num_heads * self.key_dim)
+        )
+        outputs = ops.matmul(concatenated, ops.reshape(self._weight("output_kernel"), (-1, self.d_model)))
         if self.use_bias:
             outputs = outputs + self._weight("output_bias")
         return outputs
