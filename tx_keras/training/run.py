@@ -31,6 +31,7 @@ from tx_keras.training.callbacks.early_stopping import STOPPED_KEY, EarlyStoppin
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
 from tx_keras.training.callbacks.progress import Progress
+from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
 from tx_keras.training.callbacks.validation_exact_match import LOG_KEY, ValidationExactMatch
 from tx_keras.training.checkpoint import CHECKPOINT_PATH, Checkpoint, EpochCheckpoint, restore
@@ -235,6 +236,7 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
     )
     callbacks.append(progress)
     if cfg.trainer.checkpoint_every:  # last: an epoch is checkpointed once its points are on disk
+        callbacks.append(SummaryBarrier(callbacks))
         callbacks.append(
             EpochCheckpoint(run_dir / CHECKPOINT_PATH, cfg.trainer.checkpoint_every, cfg.trainer.epochs)
         )
