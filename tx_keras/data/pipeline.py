@@ -75,11 +75,21 @@ def _bucketed(
     lengths = np.maximum(row_lengths(source), row_lengths(target))
     widths = bucket_widths(int(lengths.max())) if len(lengths) else np.ones(1, np.int64)
 
-    def plan():
-        """Called each time an iteration starts, so it reads the epoch the trainer has just set."""
-        current = int(tf.convert_to_tensor(epoch))
-        for rows in length_batches(lengths, batch_size, batch_tokens, seed if shuffle else None, current):
-            yield rows, batch_width(lengths[rows].max(), widths)
+    def plan(current: tf.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Epoch `current`'s batches as one flat row list, its batch boundaries and each batch's width."""
+        batches = length_batches(lengths, batch_size, batch_tokens, seed if shuffle else None, int(current))
+        rows = np.concatenate([np.zeros(0, np.int64), *batches]).astype(np.int64)
+        bounds = np.cumsum([0] + [len(b) for b in batches], dtype=np.int64)
+        return rows, bounds, np.array([batch_width(lengths[b].max(), widths) for b in batches], np.int64)
+
+    def epoch_plan(_):
+        """Runs each time an iteration starts, so it reads the epoch the trainer has just set."""
+        current = tf.convert_to_tensor(epoch)
+        rows, bounds, batch_widths = tf.py_function(plan, [current], [tf.int64] * 3)
+        rows.set_shape([None])
+        bounds.set_shape([None])
+        batch_widths.set_shape([None])
+        return tf.RaggedTensor.from_row_splits(rows, bounds, validate=False), batch_widths
 
     encoder, decoder_target = tf.constant(source), tf.constant(target)
 
@@ -89,8 +99,10 @@ def _bucketed(
         rows_source, rows_target = rows_source[:, :width], rows_target[:, :width]
         return (rows_source, rows_target[:, :-1]), rows_target[:, 1:]
 
-    signature = (tf.TensorSpec([None], tf.int64), tf.TensorSpec([], tf.int64))
-    batches = tf.data.Dataset.from_generator(plan, output_signature=signature)
+    # Not Dataset.from_generator: TensorFlow's generator dataset sets glibc's M_TRIM_THRESHOLD to 128 KiB
+    # for the whole process, which also freezes malloc's mmap threshold there, so every tensor above
+    # 128 KiB was mmapped and faulted in anew each step (40 % of the CPU in the kernel, docs/performance.md).
+    batches = tf.data.Dataset.from_tensors(0).map(epoch_plan).unbatch()
     # Keras warns "input ran out of data" after each epoch of a dataset of unknown length; here that
     # is the normal end of an epoch (its batch count varies with a token budget), not a problem.
     warnings.filterwarnings("ignore", message="Your input ran out of data")
