@@ -2,9 +2,9 @@
 
 Every batch has one of a few fixed shapes: lengths are rounded up to a bucket width (`bucket_widths`) and a
 bucket's batches all have the same number of rows (the token budget over the width), so an epoch holds at
-most two shapes per bucket (full batches and the bucket's last one). Batches cut to each one's own longest
-pair gave a new shape nearly every step, and buffers of ever-changing sizes are what the C allocator hands
-back to the kernel and faults in again (docs/performance.md: the kernel-time tax).
+most two shapes per bucket (full batches and the bucket's last one): 27 shapes in a tatoeba_small epoch
+instead of 136 when each batch was cut to its own longest pair, at the same padding (16.7 % vs 16.6 %).
+Buffers then come back in a few sizes, which the allocator can reuse (docs/performance.md).
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """The C allocator of every tx_keras process, tuned so training steps stop paying a kernel-time tax.
 
-TensorFlow's default CPU allocator takes each tensor from glibc malloc. A bucketed training step of the
-tatoeba_small model frees and reallocates buffers of about 30 MB each step (logits and their gradients: a
-1,024-token budget x 8,000 words x 4 bytes), right at glibc's largest dynamic mmap threshold (32 MiB). glibc
-then returns them to the kernel (munmap, or a heap trim above 2x the threshold) and faults them in again
-page by page on the next step: measured on the AVX2-only AMD EPYC kind, ~135,000 minor page faults a second
-and 40 % of the process's CPU time in the kernel. Shape-stable batches alone do not change that (the sizes
-stay near the threshold); keeping freed memory in the process does.
+TensorFlow's default CPU allocator takes each tensor from glibc malloc, which returns large freed blocks to
+the kernel (munmap, heap trims) and faults them in again page by page when the next step allocates them.
+The worst case was ours: `tf.data.Dataset.from_generator` (the old bucketed pipeline) calls
+`mallopt(M_TRIM_THRESHOLD, 128 KiB)` for the whole process, which also pins glibc's mmap threshold at
+128 KiB, so every tensor above that was mmapped anew each step (measured on the AVX2-only AMD EPYC kind:
+~100,000 minor faults a second, 40 % of the CPU in the kernel). The pipeline no longer uses it
+(tx_keras/data/pipeline.py); glibc's own dynamic thresholds still left ~15 % of the CPU in the kernel for
+the tatoeba_small model, and keeping freed memory in the process brings that to ~3 %.
 
 `configure_allocator()` runs when `tx_keras` is imported (so in tx-train, its sweep workers, tx-bench and
 the tests alike) and is chosen by the `TX_KERAS_ALLOCATOR` environment variable:
