@@ -169,6 +169,8 @@ def _readout(panel) -> list[tuple[int, int, float, str]]:
 
 
 def _open(page, url: str):
+    """A fresh page on the tab (going to the same URL again would keep the previous test's state)."""
+    page.goto("about:blank")
     page.goto(url + "#" + PLUGIN_NAME)
     frame = page.frame_locator("iframe")
     sync_api.expect(frame.locator("section.panel").first).to_be_visible(timeout=UI_TIMEOUT_MS)
