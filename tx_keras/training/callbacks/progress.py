@@ -41,7 +41,7 @@ class Progress(keras.callbacks.Callback):
         self.bar_wanted = terminal and verbose >= 1
         self._bar: tqdm | None = None
         self._epoch = 0
-        self._epoch_start = self._last_line = time.monotonic()
+        self._epoch_start = self._last_line = self._first_step_end = time.monotonic()
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
         self._epoch = epoch
@@ -58,6 +58,8 @@ class Progress(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
         step = batch + 1
+        if step == 1:  # the first step of a run includes tracing the graph: rates count from its end
+            self._first_step_end = time.monotonic()
         status = self._status(step, logs or {})
         if self._bar is not None:
             self._bar.set_postfix_str(status, refresh=False)
@@ -70,13 +72,16 @@ class Progress(keras.callbacks.Callback):
             _LOG.log(level, line)
 
     def _status(self, step: int, logs: dict) -> str:
-        elapsed = max(time.monotonic() - self._epoch_start, 1e-9)
-        per_step = elapsed / step
+        if step > 1:
+            elapsed, counted = max(time.monotonic() - self._first_step_end, 1e-9), step - 1
+        else:
+            elapsed, counted = max(time.monotonic() - self._epoch_start, 1e-9), 1
+        per_step = elapsed / counted
         steps_left = max(self.steps - step, 0) + self.steps * (self.epochs - self._epoch - 1)
         parts = []
         if "loss" in logs:
             parts.append(f"loss {float(logs['loss']):.4f}")
-        parts.append(f"{self.tokens_per_step * step / elapsed:,.0f} tok/s")
+        parts.append(f"{self.tokens_per_step * counted / elapsed:,.0f} tok/s")
         left = steps_left * per_step
         if self.budget is not None:
             budget_left = self.budget.seconds - self.budget.elapsed()
