@@ -69,10 +69,15 @@ def test_real_tokens_and_padding_share_match_a_hand_count():
     labels = np.array([[8, 9, 2], [4, 2, 0]])
     assert real_tokens(source, labels) == 5 + 5
     assert padding_share(source, labels) == pytest.approx(1 - 10 / 14)
-    # The same pairs through the bucketed pipeline: each batch cut to its longest source and target.
+    # The same pairs through the pipeline: fixed batches keep the full widths (source 4, decoder 3) ...
     target = np.array([[1, 8, 9, 2], [1, 4, 2, 0]])
-    dataset = make_dataset(source, target, batch_size=2, shuffle=False, batching="bucket")
-    assert epoch_tokens(dataset) == (10, 2 * 3 + 2 * 3)
+    fixed = make_dataset(source, target, batch_size=2, shuffle=False)
+    assert epoch_tokens(fixed) == (10, 2 * 4 + 2 * 3)
+    # ... bucketed ones may cut a batch down to its longest pair (source 3, decoder 3), never below
+    real, positions = epoch_tokens(
+        make_dataset(source, target, batch_size=2, shuffle=False, batching="bucket")
+    )
+    assert real == 10 and 2 * 3 + 2 * 3 <= positions <= 2 * 4 + 2 * 3
 
 
 def test_generated_corpus_is_shaped_like_tatoeba_rows():
@@ -148,9 +153,10 @@ def test_quick_bench_blocks_run_every_model_at_the_blocks_settings(quick_report)
             # real tokens exclude the padding share of the positions
             assert row["tokens_per_s"] == pytest.approx(row["positions_per_s"] * (1 - block["padding_share"]))
             assert len(row["window_tokens_per_s"]) == quick_report["timing"]["windows"]
+            assert row["cpu_step_s"] > 0
         for name, ratio in block["ratios"].items():
             peer = name.split("/")[1]
-            assert ratio["min"] <= ratio["median"] <= ratio["max"]
+            assert ratio["min"] <= ratio["median"] <= ratio["max"] and ratio["cpu_median"] > 0
             assert rows[peer]["step_s"] > 0
 
 

@@ -16,6 +16,7 @@ from omegaconf import OmegaConf
 
 from tx_keras.data import Vocabulary, make_dataset
 from tx_keras.models import Transformer
+from tx_keras.runtime.allocator import configure_allocator
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
 from tx_keras.training.checkpoint import EpochCheckpoint
@@ -181,9 +182,5 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
         "steps_per_minute": 60.0 * timed["steps"] / timed["wall_s"],
         "kernel_share": timed["system_s"] / cpu if cpu > 0 else 0.0,
         "cpu_per_wall": cpu / timed["wall_s"],
-        "allocator": {
-            key: os.environ[key]
-            for key in ("LD_PRELOAD", "TF_CPU_ALLOCATOR_USE_BFC", "MALLOC_ARENA_MAX")
-            if key in os.environ
-        },
+        "allocator": configure_allocator(),  # what tx_keras set up at import (TX_KERAS_ALLOCATOR)
     }

@@ -33,16 +33,17 @@ def _block(block: dict, timing: dict) -> list[str]:
         f"training, {block['precision']}, jit_compile={block['jit_compile']} (median of {timing['windows']} "
         f"interleaved windows of {timing['steps']} steps; padding {100 * block['padding_share']:.1f} % of "
         "positions, not counted as tokens)",
-        f"  {'':<34} {'tokens/s':>10} {'spread':>7} {'GFLOP/s':>8} {mfu:>14}",
+        f"  {'':<34} {'tokens/s':>10} {'spread':>7} {'GFLOP/s':>8} {mfu:>14} {'CPU ms/step':>12}",
     ]
     for name, row in block["rows"].items():
         lines.append(
             f"  {NAMES[name]:<34} {row['tokens_per_s']:>10,.0f} {100 * row['spread']:>6.1f}% "
-            f"{row['flops_per_s'] / 1e9:>8.1f} {100 * row['mfu']:>13.1f}%"
+            f"{row['flops_per_s'] / 1e9:>8.1f} {100 * row['mfu']:>13.1f}% {1000 * row['cpu_step_s']:>12.0f}"
         )
     for name, ratio in block["ratios"].items():
         lines.append(
-            f"  ratio {name}: {ratio['median']:.2f}x (windows {ratio['min']:.2f}-{ratio['max']:.2f})"
+            f"  ratio {name}: {ratio['median']:.2f}x (windows {ratio['min']:.2f}-{ratio['max']:.2f}; "
+            f"by CPU time {ratio['cpu_median']:.2f}x)"
         )
     return lines
 
@@ -59,6 +60,7 @@ def _real_path(row: dict) -> list[str]:
         f"({row['steps']} steps in {row['epoch_s']:.1f} s, after a {row['first_epoch_s']:.1f} s warm-up "
         "epoch), "
         f"padding {100 * row['padding_share']:.1f} %, kernel {100 * row['kernel_share']:.1f} % of CPU time",
+        f"  {row['allocator']}",
     ]
 
 

@@ -135,7 +135,7 @@ def precision_block(
             )
         models[name] = model
     inputs, labels = synthetic_batch(size)
-    times = interleaved_step_times(models, inputs, labels, timing.windows, timing.steps, timing.warmup)
+    times, cpu = interleaved_step_times(models, inputs, labels, timing.windows, timing.steps, timing.warmup)
     real = real_tokens(inputs[0], labels)
     dtype = MATMUL_DTYPES[precision]
     rows = {}
@@ -146,6 +146,7 @@ def precision_block(
             "jit_compile": bool(model.jit_compile),
             "parameters": int(model.count_params()),
             "step_s": step,
+            "cpu_step_s": statistics.median(cpu[name]),
             "tokens_per_s": real / step,
             "positions_per_s": size.tokens_per_step / step,
             "spread": spread(times[name]),
@@ -159,10 +160,12 @@ def precision_block(
     for peer in models:
         if peer != "ours":
             paired = [theirs / ours for ours, theirs in zip(times["ours"], times[peer], strict=True)]
+            paired_cpu = [theirs / ours for ours, theirs in zip(cpu["ours"], cpu[peer], strict=True)]
             ratios[f"ours/{peer}"] = {
                 "median": statistics.median(paired),
                 "min": min(paired),
                 "max": max(paired),
+                "cpu_median": statistics.median(paired_cpu),
             }
     keras.backend.clear_session()
     return {
@@ -190,6 +193,7 @@ def run_benchmark(
 
     Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %.
     """
+    started_on = machine()  # the load and date when timing starts
     builders = _builders(size, fused_qkv)
     parameters = parameter_counts(builders)
     check_parity(parameters)
@@ -213,7 +217,7 @@ def run_benchmark(
         peak(MATMUL_DTYPES[precision], 0.0)
     blocks = [precision_block(p, jit, builders, size, timing, peak) for p in precisions]
     results: dict = {
-        "machine": machine(),
+        "machine": started_on,
         "size": asdict(size),
         "timing": asdict(timing),
         "fused_qkv": fused_qkv,

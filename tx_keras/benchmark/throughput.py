@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
@@ -41,25 +42,32 @@ def padding_share(source, labels) -> float:
 
 def interleaved_step_times(
     models: dict[str, keras.Model], inputs, labels, windows: int, steps: int, warmup: int
-) -> dict[str, list[float]]:
-    """Seconds per training step of each model, one figure per window.
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall seconds and CPU seconds (user + kernel, all threads) per training step of each model, one
+    figure per window.
 
     Every model first runs `warmup` untimed steps (tracing, allocation). Then each window times `steps`
     steps of every model in turn, the order reversed every other window (A B C, C B A, A B C, ...), so a
-    load change on the shared machine lands on every model instead of on whichever ran last.
+    load change on the shared machine lands on every model instead of on whichever ran last. CPU time is
+    the steadier measure on a machine others load too: it counts the work, not the waiting.
     """
     for model in models.values():
         for _ in range(warmup):
             model.train_on_batch(inputs, labels)
     names = list(models)
-    times: dict[str, list[float]] = {name: [] for name in names}
+    wall: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
     for window in range(windows):
         for name in names if window % 2 == 0 else names[::-1]:
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), os.times()
             for _ in range(steps):
                 models[name].train_on_batch(inputs, labels)
-            times[name].append((time.perf_counter() - started) / steps)
-    return times
+            cpu_ended = os.times()
+            wall[name].append((time.perf_counter() - started) / steps)
+            cpu[name].append(
+                (cpu_ended.user + cpu_ended.system - cpu_started.user - cpu_started.system) / steps
+            )
+    return wall, cpu
 
 
 def spread(values: list[float]) -> float:
