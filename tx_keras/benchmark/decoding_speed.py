@@ -40,16 +40,28 @@ def decoding_model(size: BenchSize, max_output: int) -> Transformer:
 
 
 def decoding_rates(model: Transformer, size: BenchSize, outputs: int, repeats: int) -> dict[str, float]:
-    """Tokens/s of the prefix (uncached) and cached greedy decoders for `outputs` tokens per sentence."""
+    """Tokens/s of the prefix (uncached) and cached greedy decoders for `outputs` tokens per sentence,
+    timed in turns (prefix, cached, cached, prefix, ...) so a load change hits both; the median of
+    `repeats` calls each, and `speedup` the median of the per-turn ratios."""
     source = tf.constant(
         np.random.default_rng(0).integers(4, size.vocab, (size.batch, size.length), dtype=np.int32)
     )
     tokens = size.batch * outputs
-    prefix, cached = prefix_greedy_decoder(model, outputs), cached_greedy_decoder(model, outputs)
-    return {
-        "prefix": _median_rate(lambda: prefix(source).numpy(), tokens, repeats),
-        "cached": _median_rate(lambda: cached(source).numpy(), tokens, repeats),
+    decoders = {
+        "prefix": prefix_greedy_decoder(model, outputs),
+        "cached": cached_greedy_decoder(model, outputs),
     }
+    for decode in decoders.values():
+        decode(source).numpy()  # trace and warm up
+    times: dict[str, list[float]] = {name: [] for name in decoders}
+    for turn in range(repeats):
+        for name in decoders if turn % 2 == 0 else reversed(decoders):
+            started = time.perf_counter()
+            decoders[name](source).numpy()
+            times[name].append(time.perf_counter() - started)
+    rates = {name: tokens / statistics.median(seconds) for name, seconds in times.items()}
+    ratios = [slow / fast for slow, fast in zip(times["prefix"], times["cached"], strict=True)]
+    return {**rates, "speedup": statistics.median(ratios)}
 
 
 def saved_model_rate(model: Transformer, size: BenchSize, repeats: int) -> float:

@@ -231,8 +231,7 @@ def run_benchmark(
     decoding: dict = {}
     model = decoding_model(size, max(timing.outputs))
     for outputs in timing.outputs:
-        rates = decoding_rates(model, size, outputs, timing.repeats)
-        decoding[str(outputs)] = {**rates, "speedup": rates["cached"] / rates["prefix"]}
+        decoding[str(outputs)] = decoding_rates(model, size, outputs, timing.repeats)
     if saved_model:
         decoding[f"saved_model_{max(timing.outputs)}"] = saved_model_rate(model, size, timing.repeats)
     results["decoding"] = decoding
