@@ -18,7 +18,7 @@ from werkzeug.test import Client
 
 from tx_keras.explorer.metadata import KINDS, PLUGIN_NAME, ProbeAttention
 from tx_keras.explorer.plugin import AttentionExplorerLoader
-from tx_keras.explorer.run_folders import run_folder
+from tx_keras.explorer.run_folders import run_folder, saved_model
 from tx_keras.explorer.summary import write_attention
 from tx_keras.explorer.typed_sentence import MAX_CHARACTERS
 
@@ -199,6 +199,35 @@ def test_run_folder_never_leaves_the_logdir(tmp_path):
     assert run_folder(logdir, "a/attention") == (logdir / "a").resolve()
     assert run_folder(logdir, "../") is None
     assert run_folder(logdir, "b") is None
+
+
+def test_summary_json_cannot_point_outside_its_run_folder(tmp_path):
+    outside = tmp_path / "elsewhere"
+    (outside / "saved_model.pb").parent.mkdir(parents=True)
+    (outside / "saved_model.pb").write_bytes(b"")
+    run = tmp_path / "logs" / "a"
+    (run / "export" / "saved_model").mkdir(parents=True)
+    (run / "export" / "saved_model" / "saved_model.pb").write_bytes(b"")
+    for exported in ("../../elsewhere", str(outside)):
+        (run / "summary.json").write_text(json.dumps({"export": exported}))
+        assert saved_model(run) == run / "export" / "saved_model"  # the default, not the outside one
+    (run / "summary.json").write_text(json.dumps({"export": "export/saved_model"}))
+    assert saved_model(run) == run / "export" / "saved_model"
+
+
+def test_runs_forgets_the_steps_of_deleted_runs(tmp_path):
+    _write_run(tmp_path / "logs" / "a", steps=[1])
+    client, _, plugin = _board(tmp_path / "logs")
+    plugin._steps_cache[("gone", "attention_explorer/probe_1/cross")] = ((1, 1.0), [1])
+    assert _json(client.get(f"{PREFIX}/runs"))["runs"][0]["steps"] == [1]
+    assert set(plugin._steps_cache) == {("a", "attention_explorer/probe_1/cross")}
+
+
+def test_translate_refuses_an_oversized_body_before_reading_it_all(tmp_path):
+    client, _, _ = _board(tmp_path)
+    body = json.dumps({"run": "a", "text": "x" * 100_000})
+    response = client.post(f"{PREFIX}/translate", data=body, content_type="application/json")
+    assert response.status_code == 413 and "bytes" in _json(response)["error"]
 
 
 @pytest.mark.parametrize(("given", "kept"), [({}, 0), ({PLUGIN_NAME: 7}, 7)])

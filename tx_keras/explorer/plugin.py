@@ -26,6 +26,7 @@ from tx_keras.explorer.typed_sentence import MAX_CHARACTERS, SentenceError, chec
 STATIC = Path(__file__).parent / "static"
 _CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
 _MAX_STEPS = 100_000  # read every logged epoch (the loader also keeps them all)
+_MAX_BODY = 16 * 1024  # bytes of a translate request read at most (a sentence is MAX_CHARACTERS long)
 _LOG = logging.getLogger(__name__)
 
 
@@ -142,6 +143,7 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
     @Request.application
     def _serve_runs(self, request: Request) -> Response:
         runs = []
+        listed = set()
         for run, series in sorted(self._series(request).items()):
             probes: dict[int, dict] = {}
             for record, _ in series.values():
@@ -158,6 +160,7 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
             for probe in probes.values():
                 probe["kinds"] = [kind for kind in KINDS if kind in probe["kinds"]]
             tag = min(series)
+            listed.add((run, tag))
             steps = self._steps(request, run, tag, series[tag][1])
             folder = run_folder(self._logdir, run) if self._logdir else None
             runs.append(
@@ -168,6 +171,8 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
                     "steps": steps,
                 }
             )
+        for gone in set(self._steps_cache) - listed:  # deleted runs: the cache stays as small as the list
+            self._steps_cache.pop(gone, None)
         translatable = sorted(self._translatable(request))
         return _json(request, {"runs": runs, "translatable": translatable, "max_characters": MAX_CHARACTERS})
 
@@ -216,9 +221,12 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
             return _error(request, "POST a JSON body {run, text}", 405)
         if request.mimetype != "application/json":  # also keeps other web sites' plain form posts out
             return _error(request, "send the body as Content-Type: application/json", 415)
+        raw = request.stream.read(_MAX_BODY + 1)  # bounded: get_data() would read any size into memory
+        if len(raw) > _MAX_BODY:
+            return _error(request, f"the body is over {_MAX_BODY} bytes", 413)
         try:
-            body = json.loads(request.get_data(as_text=True) or "null")
-        except ValueError:
+            body = json.loads(raw.decode("utf-8") or "null")
+        except ValueError:  # UnicodeDecodeError included
             return _error(request, "the body is not valid JSON", 400)
         if not isinstance(body, dict):
             return _error(request, "send a JSON object {run, text}", 400)

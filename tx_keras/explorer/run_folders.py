@@ -24,14 +24,15 @@ def run_folder(logdir: Path, run: str) -> Path | None:
 
 
 def saved_model(folder: Path) -> Path | None:
-    """The run's SavedModel: summary.json's `export` path, else the default `export/saved_model`; None when
-    the run has none (still training, export disabled, or its files were deleted)."""
+    """The run's SavedModel: summary.json's `export` path (only inside `folder`: a summary.json must not
+    point the server at any SavedModel on the disk), else the default `export/saved_model`; None when the
+    run has none (still training, export disabled, or its files were deleted)."""
     candidates = [folder / "export" / "saved_model"]
     try:
         exported = json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("export")
     except (OSError, ValueError, AttributeError):
         exported = None
-    if isinstance(exported, str):
+    if isinstance(exported, str) and folder.resolve() in (folder / exported).resolve().parents:
         candidates.insert(0, folder / exported)
     for candidate in candidates:
         if (candidate / "saved_model.pb").is_file():
