@@ -98,11 +98,12 @@ class AttentionMaps(SummaryCallback):
     def _explorer_records(self, attention: dict[str, np.ndarray]) -> list[tuple[ProbeAttention, np.ndarray]]:
         """Each probe's weights per kind, cut to its real tokens, for the probes that fit in the cap."""
         per_probe: list[list[tuple[ProbeAttention, np.ndarray]]] = []
+        stacked = {kind: stack_layers(attention, kind) for kind in KINDS}  # once, not once per probe
         for i in range(len(self.probes)):
             source, target = self.probes.source_tokens[i], self.probes.target_tokens[i]
             records = []
             for kind in KINDS:
-                weights = stack_layers(attention, kind)[i]
+                weights = stacked[kind][i]
                 record = ProbeAttention(
                     probe=i,
                     kind=kind,
