@@ -100,7 +100,8 @@ class MultiHeadAttention(MultiHeadBase):
 
         Written as a 2-D matmul (as Dense is) plus a bias on the last axis, then split into heads, rather
         than as the einsum `btd,dhk->bhtk`: same weights and numbers, but TensorFlow's Einsum kernel and
-        its gradients ran at about half the FLOP rate of MatMul on a CPU (7 % of a training step, measured).
+        its gradients ran at about half the FLOP rate of MatMul on a CPU (a training step 1.07x faster by
+        CPU time on the AVX2-only AMD EPYC, 2026-11-30; docs/performance.md, speed work).
         """
         projected = ops.matmul(inputs, self._flat_kernel(name))
         if self.use_bias:
