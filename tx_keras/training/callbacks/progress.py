@@ -58,7 +58,7 @@ class Progress(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
         step = batch + 1
-        if step == 1:  # the first step of a run includes tracing the graph: rates count from its end
+        if step == 1:  # rates count from the end of each epoch's first step (the run's first one traces)
             self._first_step_end = time.monotonic()
         status = self._status(step, logs or {})
         if self._bar is not None:
