@@ -7,6 +7,10 @@ import tensorflow as tf
 
 from tx_keras.data.length_batches import batch_width, bucket_widths, length_batches, row_lengths
 
+# Keras warns "input ran out of data" after each epoch of a dataset of unknown length; for bucketed
+# batches that is the normal end of an epoch (its batch count varies with a token budget), not a problem.
+warnings.filterwarnings("ignore", message="Your input ran out of data")
+
 BATCHING = ("fixed", "bucket")
 
 
@@ -103,9 +107,6 @@ def _bucketed(
     # for the whole process, which also freezes malloc's mmap threshold there, so every tensor above
     # 128 KiB was mmapped and faulted in anew each step (40 % of the CPU in the kernel, docs/performance.md).
     batches = tf.data.Dataset.from_tensors(0).map(epoch_plan).unbatch()
-    # Keras warns "input ran out of data" after each epoch of a dataset of unknown length; here that
-    # is the normal end of an epoch (its batch count varies with a token budget), not a problem.
-    warnings.filterwarnings("ignore", message="Your input ran out of data")
     return batches.map(gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).prefetch(
         tf.data.AUTOTUNE
     )
