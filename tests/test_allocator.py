@@ -7,38 +7,20 @@ import sys
 
 import pytest
 
+from tests.malloc_probe import probe
 from tx_keras.runtime.allocator import _glibc_mallopt
-
-# In a fresh process: import tx_keras, then free and reallocate a 48 MB buffer ten times, touching every
-# page, as a training step does with its logits; print the minor page faults of the last nine rounds.
-_PROBE = """
-import ctypes, resource, tx_keras
-from tx_keras.runtime.allocator import configure_allocator
-libc = ctypes.CDLL("libc.so.6")
-libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
-libc.free.argtypes = [ctypes.c_void_p]
-size = 48 << 20
-def step():
-    buffer = libc.malloc(size)
-    ctypes.memset(buffer, 1, size)
-    libc.free(buffer)
-step()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(9):
-    step()
-print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-print(configure_allocator())
-"""
 
 
 def _probe(choice: str | None) -> tuple[int, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("TX_KERAS_ALLOCATOR", "TF_CPU_ALLOCATOR_USE_BFC")}
-    if choice is not None:
-        env["TX_KERAS_ALLOCATOR"] = choice
-    out = subprocess.run(
-        [sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, check=True, timeout=120
-    ).stdout.splitlines()
-    return int(out[-2]), out[-1]
+    """Faults of nine rounds of freeing and reallocating 48 MB after `import tx_keras`, and the allocator
+    account `configure_allocator` gives."""
+    faults, account = probe(
+        "import tx_keras\nfrom tx_keras.runtime.allocator import configure_allocator",
+        48 << 20,
+        choice,
+        after="print(configure_allocator())",
+    )[-2:]
+    return int(faults), account
 
 
 @pytest.mark.skipif(_glibc_mallopt() is None, reason="needs glibc")

@@ -6,20 +6,15 @@ with TX_DOCS_SCREENSHOTS=1 the Scalars view is also saved as docs/images/dashboa
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
+from tests.browser_harness import CHROMIUM, CHROMIUM_ARGS, get_json, serving, train_side_by_side
+
 if not CHROMIUM.exists():
     pytest.skip(
         "Debian's chromium is not installed at /usr/bin/chromium (.ci/run installs it)",
@@ -31,19 +26,6 @@ sync_api = pytest.importorskip(
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 DOCS_SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "dashboard.png"
-BIN = Path(sys.executable).parent
-# A fresh profile (Playwright makes one per launch) and no background traffic: on a closed network,
-# Chromium's own connections otherwise get refused in bursts that stall page loads.
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 RUNS = {"heads_1": 1, "heads_2": 2}  # run folder -> model.num_heads: two runs, two hparams rows
 TINY = [
     "model=tiny",
@@ -59,46 +41,16 @@ UI_TIMEOUT_MS = 30_000
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> Path:
     """Two real tx-train runs side by side, as in a sweep folder; trained in parallel to save time."""
-    root = tmp_path_factory.mktemp("sweep")
-    jobs = {
-        name: subprocess.Popen(
-            [str(BIN / "tx-train"), *TINY, f"model.num_heads={heads}", f"hydra.run.dir={root / name}"],
-            cwd=root,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        for name, heads in RUNS.items()
-    }
-    for name, job in jobs.items():
-        output, _ = job.communicate(timeout=300)
-        assert job.returncode == 0, f"tx-train {name} failed:\n{output[-3000:]}"
-    return root
+    runs = {name: [*TINY, f"model.num_heads={heads}"] for name, heads in RUNS.items()}
+    return train_side_by_side(tmp_path_factory.mktemp("sweep"), runs, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def board(runs: Path) -> Iterator[str]:
     """tx-board on a free loopback port over the runs; yields its URL once the runs are loaded."""
-    process = subprocess.Popen(
-        [str(BIN / "tx-board"), str(runs), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        line = process.stdout.readline()
-        match = re.search(r"TensorBoard at (http://127\.0\.0\.1:\d+/) ", line)
-        assert match, f"tx-board printed {line!r}"
-        url = match.group(1)
-        deadline = time.monotonic() + 60
-        wanted = {f"{name}/train" for name in RUNS}
-        while not wanted <= set(_get_json(url + "data/runs")):
-            assert time.monotonic() < deadline, "TensorBoard never listed the runs"
-            time.sleep(0.5)
+    wanted = {f"{name}/train" for name in RUNS}
+    with serving(runs, lambda url: wanted <= set(get_json(url + "data/runs")), "the runs") as url:
         yield url
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
@@ -109,13 +61,6 @@ def page(board: str) -> Iterator[sync_api.Page]:
         browser.close()
 
 
-def _get_json(url: str, body: dict | None = None):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.load(response)
-
-
 def _screenshot(page: sync_api.Page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"board_{name}.png"), full_page=True)
@@ -123,7 +68,7 @@ def _screenshot(page: sync_api.Page, name: str) -> None:
 
 def test_each_run_is_three_entries_in_the_run_list(board):
     """The run itself (dashboard, final scores, HParams), and Keras' train and validation curves."""
-    runs = set(_get_json(board + "data/runs"))
+    runs = set(get_json(board + "data/runs"))
     assert runs == {f"{name}{split}" for name in RUNS for split in ("", "/train", "/validation")}, runs
 
 
@@ -131,7 +76,7 @@ def test_scalars_open_on_loss_and_accuracy_with_diagnostics_last(board):
     """TensorBoard orders Scalars groups by name and opens the first two: accuracy (token accuracy and the
     validation exact-match) and loss; then the final scores, the per-layer diagnostics under one `layers/`
     prefix and the learning rate."""
-    tags = _get_json(board + "data/plugin/scalars/tags")
+    tags = get_json(board + "data/plugin/scalars/tags")
     groups = sorted({tag.split("/")[0] for run in tags.values() for tag in run})
     assert groups == ["epoch_accuracy", "epoch_loss", "final", "layers", "optimizer"], groups
     validation = {tag for run, run_tags in tags.items() if run.endswith("/validation") for tag in run_tags}
@@ -185,7 +130,7 @@ def test_images_view_shows_attention_maps_of_both_runs(page, board):
 
 def test_hparams_table_has_one_row_per_run(page, board):
     statuses = ["STATUS_UNKNOWN", "STATUS_SUCCESS", "STATUS_FAILURE", "STATUS_RUNNING"]
-    groups = _get_json(
+    groups = get_json(
         board + "data/plugin/hparams/session_groups",
         {
             "allowedStatuses": statuses,

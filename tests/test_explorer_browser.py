@@ -6,15 +6,9 @@ docs/explorer.md shows), so an ordinary test run leaves the tracked files alone.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,9 +18,9 @@ import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 
+from tests.browser_harness import CHROMIUM, CHROMIUM_ARGS, get_json, serving, train_side_by_side
 from tx_keras.explorer.metadata import PLUGIN_NAME
 
-CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
     pytest.skip(
         "Debian's chromium is not installed at /usr/bin/chromium (.ci/run installs it)",
@@ -38,17 +32,6 @@ sync_api = pytest.importorskip(
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
-BIN = Path(sys.executable).parent
-CHROMIUM_ARGS = [  # as tests/test_board_browser.py: no background traffic on a closed network
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 UI_TIMEOUT_MS = 30_000
 ROUTES = f"data/plugin/{PLUGIN_NAME}/"
 
@@ -62,55 +45,21 @@ TRAIN = ["model=tiny", "trainer.epochs=3", "trainer.early_stopping.patience=null
 @pytest.fixture(scope="module")
 def logdir(tmp_path_factory) -> Path:
     """A sweep-like folder with two real runs (4 heads, every head exported; 1 head), trained in parallel."""
-    root = tmp_path_factory.mktemp("explorer_sweep")
-    jobs = {
-        name: subprocess.Popen(
-            [str(BIN / "tx-train"), *TRAIN, *overrides, f"hydra.run.dir={root / name}"],
-            cwd=root,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        for name, overrides in RUNS.items()
-    }
-    for name, job in jobs.items():
-        output, _ = job.communicate(timeout=600)
-        assert job.returncode == 0, f"tx-train {name} failed:\n{output[-3000:]}"
-    return root
-
-
-def _get_json(url: str, body: dict | None = None):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return json.load(response)
+    runs = {name: [*TRAIN, *overrides] for name, overrides in RUNS.items()}
+    return train_side_by_side(tmp_path_factory.mktemp("explorer_sweep"), runs, timeout=600)
 
 
 @contextmanager
 def _serving(logdir: Path, folders: set[str]) -> Iterator[tuple[str, dict]]:
     """tx-board on a free loopback port; yields its URL and the tab's run listing once `folders` are in."""
-    process = subprocess.Popen(
-        [str(BIN / "tx-board"), str(logdir), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        line = process.stdout.readline()
-        match = re.search(r"TensorBoard at (http://127\.0\.0\.1:\d+/) ", line)
-        assert match, f"tx-board printed {line!r}"
-        url = match.group(1)
-        deadline = time.monotonic() + 90
-        while True:
-            listing = _get_json(url + ROUTES + "runs")
-            if {run["folder"] for run in listing["runs"]} == folders:
-                break
-            assert time.monotonic() < deadline, f"the Attention tab never listed {folders}: {listing}"
-            time.sleep(0.5)
+    listing: dict = {}
+
+    def listed(url: str) -> bool:
+        listing.update(get_json(url + ROUTES + "runs"))
+        return {run["folder"] for run in listing["runs"]} == folders
+
+    with serving(logdir, listed, f"{folders} in the Attention tab", timeout=90) as url:
         yield url, listing
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
@@ -255,7 +204,7 @@ def test_own_sentence_is_translated_with_its_cross_attention(page, board):
     frame.locator("button.primary").click()
     translation = frame.locator(".translation-text")
     sync_api.expect(translation).not_to_be_empty(timeout=UI_TIMEOUT_MS)
-    expected = _get_json(url + ROUTES + "translate", {"run": "heads_4", "text": sentence})
+    expected = get_json(url + ROUTES + "translate", {"run": "heads_4", "text": sentence})
     assert translation.inner_text() == expected["translation"]
     result = frame.locator(".typed-result")
     keys = result.locator("svg.head-view g.token[data-side=key]")

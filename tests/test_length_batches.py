@@ -1,12 +1,11 @@
 """Length bucketing: every pair once per epoch, replayable from (seed, epoch), far less padding."""
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+from tests.malloc_probe import probe
 from tx_keras.data import make_dataset
 from tx_keras.data.length_batches import (
     batch_width,
@@ -125,41 +124,16 @@ def test_unknown_batching_is_refused():
         make_dataset(_rows(4, 5), _rows(4, 5), 2, shuffle=False, batching="sorted")
 
 
-# In a fresh process with glibc left as it is: iterate a bucketed dataset, then free and reallocate a 1 MB
-# buffer nine times, touching every page; print the minor page faults of those nine rounds.
-_MALLOC_PROBE = """
-import ctypes, resource
-import os
-import subprocess
-import sys
-
+@pytest.mark.skipif(not os.confstr("CS_GNU_LIBC_VERSION"), reason="needs glibc")
+def test_bucketed_dataset_leaves_malloc_thresholds_alone():
+    """tf.data.Dataset.from_generator sets M_TRIM_THRESHOLD=128 KiB process-wide, which pins glibc's mmap
+    threshold there: every buffer above 128 KiB was then mmapped and faulted in anew (the kernel-time tax)."""
+    setup = """
 import numpy as np
 from tx_keras.data import make_dataset
 rows = np.tile(np.arange(1, 9, dtype=np.int32), (64, 1))
 for batch in make_dataset(rows, rows, 8, True, batching="bucket", batch_tokens=64):
     pass
-libc = ctypes.CDLL("libc.so.6")
-libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
-libc.free.argtypes = [ctypes.c_void_p]
-def step():
-    buffer = libc.malloc(1 << 20)
-    ctypes.memset(buffer, 1, 1 << 20)
-    libc.free(buffer)
-step()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(9):
-    step()
-print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
-
-
-@pytest.mark.skipif(not os.confstr("CS_GNU_LIBC_VERSION"), reason="needs glibc")
-def test_bucketed_dataset_leaves_malloc_thresholds_alone():
-    """tf.data.Dataset.from_generator sets M_TRIM_THRESHOLD=128 KiB process-wide, which pins glibc's mmap
-    threshold there: every buffer above 128 KiB was then mmapped and faulted in anew (the kernel-time tax)."""
-    env = {**os.environ, "TX_KERAS_ALLOCATOR": "system"}
-    result = subprocess.run(
-        [sys.executable, "-c", _MALLOC_PROBE], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert int(result.stdout.split()[-1]) < 100  # 9 x 256 pages if each 1 MB buffer were mmapped anew
+    faults = int(probe(setup, 1 << 20, "system")[-1])
+    assert faults < 100, faults  # 9 x 256 pages if each 1 MB buffer were mmapped anew

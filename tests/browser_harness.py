@@ -1,0 +1,80 @@
+"""What the two browser tests share: Debian's Chromium, real tiny runs trained side by side, and tx-board
+served on a free loopback port."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+CHROMIUM = Path("/usr/bin/chromium")
+BIN = Path(sys.executable).parent
+# A fresh profile (Playwright makes one per launch) and no background traffic: on a closed network,
+# Chromium's own connections otherwise get refused in bursts that stall page loads.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def get_json(url: str, body: dict | None = None):
+    """GET `url` (or POST `body` as JSON) and decode the JSON answer."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.load(response)
+
+
+def train_side_by_side(root: Path, runs: dict[str, list[str]], timeout: float) -> Path:
+    """Real `tx-train` runs (folder name -> overrides) under `root`, trained in parallel to save time."""
+    jobs = {
+        name: subprocess.Popen(
+            [str(BIN / "tx-train"), *overrides, f"hydra.run.dir={root / name}"],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for name, overrides in runs.items()
+    }
+    for name, job in jobs.items():
+        output, _ = job.communicate(timeout=timeout)
+        assert job.returncode == 0, f"tx-train {name} failed:\n{output[-3000:]}"
+    return root
+
+
+@contextmanager
+def serving(logdir: Path, ready: Callable[[str], bool], what: str, timeout: float = 60) -> Iterator[str]:
+    """tx-board on a free loopback port over `logdir`; yields its URL once `ready(url)` holds."""
+    process = subprocess.Popen(
+        [str(BIN / "tx-board"), str(logdir), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline()
+        match = re.search(r"TensorBoard at (http://127\.0\.0\.1:\d+/) ", line)
+        assert match, f"tx-board printed {line!r}"
+        url = match.group(1)
+        deadline = time.monotonic() + timeout
+        while not ready(url):
+            assert time.monotonic() < deadline, f"TensorBoard never listed {what}"
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
