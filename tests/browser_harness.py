@@ -13,6 +13,9 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
 BIN = Path(sys.executable).parent
@@ -28,6 +31,24 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+def require_browser() -> ModuleType:
+    """Playwright's sync API, or the calling test module skipped with the reason (no Chromium, no
+    Playwright)."""
+    if not CHROMIUM.exists():
+        pytest.skip(
+            "Debian's chromium is not installed at /usr/bin/chromium (.ci/run installs it)",
+            allow_module_level=True,
+        )
+    return pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
+    )
+
+
+def launch(playwright):
+    """Headless Debian Chromium with the flags above."""
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
 
 
 def get_json(url: str, body: dict | None = None):

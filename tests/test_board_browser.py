@@ -13,16 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_harness import CHROMIUM, CHROMIUM_ARGS, get_json, serving, train_side_by_side
+from tests import browser_harness as harness
 
-if not CHROMIUM.exists():
-    pytest.skip(
-        "Debian's chromium is not installed at /usr/bin/chromium (.ci/run installs it)",
-        allow_module_level=True,
-    )
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
-)
+sync_api = harness.require_browser()
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 DOCS_SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "dashboard.png"
@@ -42,21 +35,23 @@ UI_TIMEOUT_MS = 30_000
 def runs(tmp_path_factory) -> Path:
     """Two real tx-train runs side by side, as in a sweep folder; trained in parallel to save time."""
     runs = {name: [*TINY, f"model.num_heads={heads}"] for name, heads in RUNS.items()}
-    return train_side_by_side(tmp_path_factory.mktemp("sweep"), runs, timeout=300)
+    return harness.train_side_by_side(tmp_path_factory.mktemp("sweep"), runs, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def board(runs: Path) -> Iterator[str]:
     """tx-board on a free loopback port over the runs; yields its URL once the runs are loaded."""
     wanted = {f"{name}/train" for name in RUNS}
-    with serving(runs, lambda url: wanted <= set(get_json(url + "data/runs")), "the runs") as url:
+    with harness.serving(
+        runs, lambda url: wanted <= set(harness.get_json(url + "data/runs")), "the runs"
+    ) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def page(board: str) -> Iterator[sync_api.Page]:
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = harness.launch(playwright)
         yield browser.new_page(viewport={"width": 1920, "height": 1080})
         browser.close()
 
@@ -68,7 +63,7 @@ def _screenshot(page: sync_api.Page, name: str) -> None:
 
 def test_each_run_is_three_entries_in_the_run_list(board):
     """The run itself (dashboard, final scores, HParams), and Keras' train and validation curves."""
-    runs = set(get_json(board + "data/runs"))
+    runs = set(harness.get_json(board + "data/runs"))
     assert runs == {f"{name}{split}" for name in RUNS for split in ("", "/train", "/validation")}, runs
 
 
@@ -76,7 +71,7 @@ def test_scalars_open_on_loss_and_accuracy_with_diagnostics_last(board):
     """TensorBoard orders Scalars groups by name and opens the first two: accuracy (token accuracy and the
     validation exact-match) and loss; then the final scores, the per-layer diagnostics under one `layers/`
     prefix and the learning rate."""
-    tags = get_json(board + "data/plugin/scalars/tags")
+    tags = harness.get_json(board + "data/plugin/scalars/tags")
     groups = sorted({tag.split("/")[0] for run in tags.values() for tag in run})
     assert groups == ["epoch_accuracy", "epoch_loss", "final", "layers", "optimizer"], groups
     validation = {tag for run, run_tags in tags.items() if run.endswith("/validation") for tag in run_tags}
@@ -130,7 +125,7 @@ def test_images_view_shows_attention_maps_of_both_runs(page, board):
 
 def test_hparams_table_has_one_row_per_run(page, board):
     statuses = ["STATUS_UNKNOWN", "STATUS_SUCCESS", "STATUS_FAILURE", "STATUS_RUNNING"]
-    groups = get_json(
+    groups = harness.get_json(
         board + "data/plugin/hparams/session_groups",
         {
             "allowedStatuses": statuses,

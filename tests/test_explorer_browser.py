@@ -18,17 +18,10 @@ import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 
-from tests.browser_harness import CHROMIUM, CHROMIUM_ARGS, get_json, serving, train_side_by_side
+from tests import browser_harness as harness
 from tx_keras.explorer.metadata import PLUGIN_NAME
 
-if not CHROMIUM.exists():
-    pytest.skip(
-        "Debian's chromium is not installed at /usr/bin/chromium (.ci/run installs it)",
-        allow_module_level=True,
-    )
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
-)
+sync_api = harness.require_browser()
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
@@ -46,7 +39,7 @@ TRAIN = ["model=tiny", "trainer.epochs=3", "trainer.early_stopping.patience=null
 def logdir(tmp_path_factory) -> Path:
     """A sweep-like folder with two real runs (4 heads, every head exported; 1 head), trained in parallel."""
     runs = {name: [*TRAIN, *overrides] for name, overrides in RUNS.items()}
-    return train_side_by_side(tmp_path_factory.mktemp("explorer_sweep"), runs, timeout=600)
+    return harness.train_side_by_side(tmp_path_factory.mktemp("explorer_sweep"), runs, timeout=600)
 
 
 @contextmanager
@@ -55,10 +48,10 @@ def _serving(logdir: Path, folders: set[str]) -> Iterator[tuple[str, dict]]:
     listing: dict = {}
 
     def listed(url: str) -> bool:
-        listing.update(get_json(url + ROUTES + "runs"))
+        listing.update(harness.get_json(url + ROUTES + "runs"))
         return {run["folder"] for run in listing["runs"]} == folders
 
-    with serving(logdir, listed, f"{folders} in the Attention tab", timeout=90) as url:
+    with harness.serving(logdir, listed, f"{folders} in the Attention tab", timeout=90) as url:
         yield url, listing
 
 
@@ -71,7 +64,7 @@ def board(logdir: Path) -> Iterator[tuple[str, dict]]:
 @pytest.fixture(scope="module")
 def page(board) -> Iterator[sync_api.Page]:
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = harness.launch(playwright)
         page = browser.new_page(viewport={"width": 1500, "height": 1150})
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
@@ -204,7 +197,7 @@ def test_own_sentence_is_translated_with_its_cross_attention(page, board):
     frame.locator("button.primary").click()
     translation = frame.locator(".translation-text")
     sync_api.expect(translation).not_to_be_empty(timeout=UI_TIMEOUT_MS)
-    expected = get_json(url + ROUTES + "translate", {"run": "heads_4", "text": sentence})
+    expected = harness.get_json(url + ROUTES + "translate", {"run": "heads_4", "text": sentence})
     assert translation.inner_text() == expected["translation"]
     result = frame.locator(".typed-result")
     keys = result.locator("svg.head-view g.token[data-side=key]")

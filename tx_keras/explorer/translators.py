@@ -68,8 +68,10 @@ class Translators:
                 import tensorflow_text  # noqa: F401  (registers the tf-text ops the graph may use)
             module = tf.saved_model.load(str(saved_model))
             if SIGNATURE not in module.signatures:
-                raise SentenceError(
-                    f"this export has no `{SIGNATURE}` signature (exported by an old version)"
+                raise SentenceError(  # 409: the run's export, not the typed input, is what conflicts
+                    f"this export has no `{SIGNATURE}` signature (exported by an old version; "
+                    "re-export it with tx-export)",
+                    status=409,
                 )
             self.loads += 1
             self._loaded[saved_model] = (stamp, module)

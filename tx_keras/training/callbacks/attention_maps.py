@@ -83,6 +83,11 @@ class AttentionMaps(SummaryCallback):
         )
         self._pending.append(self._painter.submit(self._write, weights, step, images))
 
+    def wait_written(self) -> None:
+        """Block until every epoch logged so far is written (and surface any drawing error)."""
+        for future in list(self._pending):
+            future.result()
+
     def _write(self, attention: dict[str, np.ndarray], step: int, images: bool) -> None:
         with self.writing():
             for name, weights in attention.items() if images else ():

@@ -15,9 +15,8 @@ class SummaryBarrier(keras.callbacks.Callback):
 
     def __init__(self, callbacks: list[keras.callbacks.Callback]):
         super().__init__()
-        self.writers = [callback for callback in callbacks if hasattr(callback, "_pending")]
+        self.writers = [callback for callback in callbacks if hasattr(callback, "wait_written")]
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         for writer in self.writers:
-            for future in list(writer._pending):
-                future.result()
+            writer.wait_written()
