@@ -38,7 +38,7 @@ class RunEvaluation:
 
     def fields(self) -> dict[str, Any]:
         """The summary.json fields besides the metrics."""
-        fields: dict[str, Any] = {"evaluation_minutes": round(self.minutes, 2), **self.notes}
+        fields: dict[str, Any] = {"evaluation_minutes": round(self.minutes, 4), **self.notes}
         if self.choice is not None:
             fields["length_penalty"] = self.choice.record()
         return fields
