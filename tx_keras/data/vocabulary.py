@@ -3,15 +3,17 @@
 from collections.abc import Iterable
 from pathlib import Path
 
+from tx_keras import special_tokens
+
 
 class Vocabulary:
     """An ordered token list whose first four ids are reserved: PAD=0 (masked), SOS=1, EOS=2, UNK=3."""
 
-    PAD = 0
-    SOS = 1
-    EOS = 2
-    UNK = 3
-    SPECIALS = ("<pad>", "<sos>", "<eos>", "<unk>")
+    PAD = special_tokens.PAD
+    SOS = special_tokens.SOS
+    EOS = special_tokens.EOS
+    UNK = special_tokens.UNK
+    SPECIALS = special_tokens.SPECIALS
 
     def __init__(self, tokens: list[str]) -> None:
         reserved = set(self.SPECIALS)
