@@ -1,0 +1,59 @@
+"""Which class builds each swappable part of a model: a built-in name or a user's own import path.
+
+A model config names its attention, position encoding, feed-forward network and norm by string, so that a
+user tries a new form by writing `model.attention_impl=my_package.my_module.MyAttention` instead of forking
+the suite. Built-ins are import paths too, resolved lazily, so this module imports nothing heavy and the
+config check can resolve every part before anything is built.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import keras
+
+# kind -> built-in name -> import path ("none" positions: no class, nothing is added).
+BUILTINS: dict[str, dict[str, str | None]] = {
+    "attention": {
+        "fused": "tx_keras.layers.multi_head.MultiHeadAttention",
+        "looped": "tx_keras.layers.looped_multi_head.LoopedMultiHeadAttention",
+    },
+    "positions": {
+        "sinusoidal": "tx_keras.layers.sinusoidal_positions.SinusoidalPositions",
+        "learned": "tx_keras.layers.learned_positions.LearnedPositions",
+        "rotary": "tx_keras.layers.rotary_positions.RotaryPositions",
+        "none": None,
+    },
+    "ffn": {"dense": "tx_keras.layers.feed_forward.FeedForward"},
+    "norm": {"layer_norm": "keras.layers.LayerNormalization"},
+}
+
+
+class ComponentError(ValueError):
+    """A component name that is neither built in nor an importable Keras layer class."""
+
+
+def resolve(kind: str, name: str) -> type[keras.layers.Layer] | None:
+    """The layer class for `name` (a built-in name of `kind`, or "package.module.ClassName")."""
+    builtins = BUILTINS[kind]
+    path = builtins.get(name, name)
+    if path is None:
+        return None
+    module_name, _, class_name = path.rpartition(".")
+    if not module_name:
+        raise ComponentError(
+            f"{name!r} is neither a built-in {kind} ({', '.join(builtins)}) nor an import path "
+            f"like my_package.my_module.MyLayer"
+        )
+    try:
+        found = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as error:
+        raise ComponentError(f"{kind} {name!r} cannot be imported: {error}") from None
+    if not (isinstance(found, type) and issubclass(found, keras.layers.Layer)):
+        raise ComponentError(f"{kind} {name!r} is not a keras.layers.Layer subclass")
+    return found
+
+
+def rotates_queries_and_keys(positions: type[keras.layers.Layer] | None) -> bool:
+    """Whether a position class works inside self-attention (rotary) rather than on the embeddings."""
+    return bool(getattr(positions, "rotates_queries_and_keys", False))
