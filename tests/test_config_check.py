@@ -78,10 +78,9 @@ def test_bad_values_give_one_line(compose_config, override, message):
         (("data=lookup", "data.modulus=1"), "data.modulus=1 must be >= 2"),
         (("data=lookup", "data.holdout=1.5"), "data.holdout=1.5 must be in [0, 1)"),
         (("data=associative_recall", "data.num_queries=0"), "data.num_queries=0 must be >= 1"),
-        (
-            ("data=associative_recall", "data.max_kv_pairs=many"),
-            "data.max_kv_pairs='many' has the wrong type",
-        ),
+        (("data=copy", "data.min_length=13"), "data.min_length=13 must be <= data.length=12"),
+        (("data=parallel_text", "data.path=x", "data.vocab_size=4"), "data.vocab_size=4 leaves no room"),
+        (("data=parallel_text",), "data.path is required"),
     ],
 )
 def test_claim_task_keys_are_checked(compose_config, overrides, message):

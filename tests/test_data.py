@@ -192,7 +192,16 @@ def test_symbol_task_variable_length():
 
 def test_symbol_task_too_small_space_raises():
     with pytest.raises(ValueError, match="only 8 distinct sources"):
-        build_task({"name": "copy", "vocab_size": 2, "length": 3, "num_train": 8, "num_validation": 1})
+        build_task(
+            {
+                "name": "copy",
+                "vocab_size": 2,
+                "length": 3,
+                "min_length": 3,
+                "num_train": 8,
+                "num_validation": 1,
+            }
+        )
 
 
 def test_unknown_task_name():
@@ -207,7 +216,7 @@ def test_unknown_task_name():
 
 
 def test_make_dataset_shapes_and_shift():
-    task = build_task({"name": "copy", "length": 6, **SMALL})
+    task = build_task({"name": "copy", "length": 6, "min_length": 6, **SMALL})
     source, target = task.splits["validation"]
     batches = list(make_dataset(source, target, batch_size=64, shuffle=False))
     assert len(batches) == 4  # 200 rows: 3 full batches and a remainder of 8

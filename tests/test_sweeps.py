@@ -164,6 +164,8 @@ def test_every_ready_sweep_composes_and_the_depth_sweep_builds_matching_stacks()
         for name in ("smoke", "heads", "depth_residual", "norm", "ffn", "optuna"):
             check_config(compose(config_name="config", overrides=[f"sweep={name}"]))
         cfg = compose(config_name="config", overrides=["sweep=depth_residual", "model.num_encoder_layers=3"])
-    task = build_task({"name": "copy", "length": 4, "num_train": 8, "num_validation": 2, "num_test": 2})
+    task = build_task(
+        {"name": "copy", "length": 4, "min_length": 4, "num_train": 8, "num_validation": 2, "num_test": 2}
+    )
     model = build_model(cfg, task)  # the decoder depth is an interpolation of the encoder's
     assert model.num_encoder_layers == model.num_decoder_layers == 3

@@ -9,7 +9,7 @@ from omegaconf import ListConfig, MissingMandatoryValue
 
 from tx_keras.data import TASKS
 from tx_keras.data.pipeline import BATCHING
-from tx_keras.data.text_format import TOKENIZER_CHOICES
+from tx_keras.data.task_config import task_config
 from tx_keras.layers import ATTENTION_IMPLEMENTATIONS, ATTENTION_KINDS, NORM_MODES, POSITION_KINDS
 from tx_keras.training.learning_rate import SCHEDULES
 from tx_keras.training.precision import PRECISIONS
@@ -116,36 +116,6 @@ _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] =
 }
 
 
-# Keys only some tasks have (copy, reverse, sort): checked when present.
-_TASK_RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] = {
-    "data.num_train": ((int,), _at_least(1)),  # the sampled tasks; a corpus trains on the rest
-    "data.num_validation": ((int,), _at_least(1)),  # all but the fact tables (lookup, modular_addition)
-    "data.num_test": ((int,), _at_least(1)),
-    "data.vocab_size": ((int,), _at_least(1)),  # symbols (or a corpus's tokens)
-    "data.path": ((str,), None),  # parallel_text: the corpus file or URL
-    "data.sha256": ((str, type(None)), None),
-    "data.cache_dir": ((str, type(None)), None),
-    "data.member": ((str, type(None)), None),
-    "data.source_column": ((int,), _at_least(0)),
-    "data.target_column": ((int,), _at_least(0)),
-    "data.lowercase": ((bool,), None),
-    "data.max_words": ((int, type(None)), None),
-    "data.max_pairs": ((int, type(None)), None),
-    "data.tokenizer": ((str,), _one_of(*TOKENIZER_CHOICES)),
-    "data.shared_vocabulary": ((bool,), None),
-    "data.length": ((int,), _at_least(1)),
-    "data.min_length": ((int,), _at_least(1)),
-    "data.modulus": ((int,), _at_least(2)),  # lookup, modular_addition
-    "data.table_seed": ((int,), _at_least(0)),
-    "data.holdout": ((float, int), _fraction),
-    "data.num_keys": ((int,), _at_least(1)),  # associative_recall
-    "data.num_values": ((int,), _at_least(1)),
-    "data.min_kv_pairs": ((int,), _at_least(1)),
-    "data.max_kv_pairs": ((int,), _at_least(1)),
-    "data.num_queries": ((int,), _at_least(1)),
-}
-
-
 def _lookup(cfg: Mapping, dotted: str) -> tuple[bool, Any]:
     node: Any = cfg
     for part in dotted.split("."):
@@ -162,10 +132,8 @@ def _lookup(cfg: Mapping, dotted: str) -> tuple[bool, Any]:
 
 def check_config(cfg: Mapping) -> None:
     """Raise `ConfigError` naming the key, the value and what is allowed, for the first problem found."""
-    for key, (types, rule) in {**_RULES, **_TASK_RULES}.items():
+    for key, (types, rule) in _RULES.items():
         present, value = _lookup(cfg, key)
-        if not present and key in _TASK_RULES:
-            continue
         if not present:
             raise ConfigError(f"{key} is missing from the config")
         # bool is an int in Python: `model.d_model=true` must still be refused.
@@ -193,17 +161,10 @@ def check_config(cfg: Mapping) -> None:
             "(warm-up 0 needs trainer.schedule=constant)"
         )
     data = cfg["data"]
-    if "min_length" in data and "length" in data and data["min_length"] > data["length"]:
-        raise ConfigError(f"data.min_length={data['min_length']} must be <= data.length={data['length']}")
-    if data["name"] == "parallel_text":
-        if data.get("vocab_size", 5) <= 4:
-            raise ConfigError(
-                f"data.vocab_size={data['vocab_size']} leaves no room beside the 4 special tokens "
-                "(<pad>, <sos>, <eos>, <unk>); use at least 5 (thousands for WordPiece)"
-            )
-        for key in ("max_words", "max_pairs"):
-            if data.get(key) is not None and data[key] < 1:
-                raise ConfigError(f"data.{key}={data[key]} must be >= 1 (or null for no limit)")
+    try:  # each task's keys and value rules (types: the `data` schemas, checked at composition)
+        task_config(data)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     minutes = cfg["trainer"]["max_train_minutes"]
     if minutes is not None and minutes <= 0:
         raise ConfigError(f"trainer.max_train_minutes={minutes} must be > 0 (or null for no time limit)")

@@ -13,36 +13,24 @@ plateau for the 2000 steps of the heads claim.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
-from tx_keras.data.task import Sentence, Task, split_sizes
+from tx_keras.data.task import Sentence, Task
+from tx_keras.data.task_config import AssociativeRecallConfig
 from tx_keras.data.vocabulary import Vocabulary
 
 
-def build_associative_recall(cfg: Mapping) -> Task:
-    """Config keys: seed (0), num_keys (32), num_values (32), min_kv_pairs (8), max_kv_pairs (16),
-    num_queries (16), num_train/validation/test.
+def build_associative_recall(config: AssociativeRecallConfig) -> Task:
+    """Keys and their rules in task_config.py.
 
     Source: `q_1 ... q_m k v k v ... EOS`: m = num_queries keys drawn from the n (a key may be asked twice),
     then the n pairs (n uniform in [min_kv_pairs, max_kv_pairs], distinct keys, values with repetition).
     Target: the m values, in query order. Keys "k0".., values "v0"..; the target vocabulary holds only
     the values.
     """
-    num_keys = int(cfg.get("num_keys", 32))
-    num_values = int(cfg.get("num_values", 32))
-    min_kv_pairs = int(cfg.get("min_kv_pairs", 8))
-    max_kv_pairs = int(cfg.get("max_kv_pairs", 16))
-    num_queries = int(cfg.get("num_queries", 16))
-    if not 1 <= min_kv_pairs <= max_kv_pairs <= num_keys:
-        raise ValueError(
-            f"data.min_kv_pairs={min_kv_pairs}, data.max_kv_pairs={max_kv_pairs} and "
-            f"data.num_keys={num_keys} need 1 <= min_kv_pairs <= max_kv_pairs <= num_keys "
-            "(the keys of a sequence are distinct)"
-        )
-    if num_values < 1 or num_queries < 1:
-        raise ValueError(f"data.num_values={num_values} and data.num_queries={num_queries} must be >= 1")
+    num_keys, num_values, num_queries = config.num_keys, config.num_values, config.num_queries
+    min_kv_pairs, max_kv_pairs = config.min_kv_pairs, config.max_kv_pairs
     keys = [f"k{i}" for i in range(num_keys)]
     values = [f"v{i}" for i in range(num_values)]
 
@@ -60,8 +48,8 @@ def build_associative_recall(cfg: Mapping) -> Task:
         source_vocab=Vocabulary([*keys, *values]),
         target_vocab=Vocabulary(values),
         draw=draw,
-        seed=int(cfg.get("seed", 0)),
-        sizes=split_sizes(cfg),
+        seed=config.seed,
+        sizes=config.split_sizes,
         capacity=sum(
             math.perm(num_keys, n) * num_values**n * n**num_queries
             for n in range(min_kv_pairs, max_kv_pairs + 1)

@@ -8,46 +8,42 @@ facts out of training instead (half for validation, half for test), to ask about
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import numpy as np
 
 from tx_keras.data.task import Task
+from tx_keras.data.task_config import FactTableConfig, LookupConfig
 from tx_keras.data.vocabulary import Vocabulary
 
-Table = Callable[[int, Mapping], np.ndarray]
+Table = Callable[[FactTableConfig], np.ndarray]
 
 
-def random_table(modulus: int, cfg: Mapping) -> np.ndarray:
+def random_table(config: LookupConfig) -> np.ndarray:
     """A (p, p) table of symbols drawn uniformly from its own `table_seed`, not the run's seed: every run
     seed (and every split) sees the same facts."""
-    return np.random.default_rng(int(cfg.get("table_seed", 0))).integers(modulus, size=(modulus, modulus))
+    modulus = config.modulus
+    return np.random.default_rng(config.table_seed).integers(modulus, size=(modulus, modulus))
 
 
-def addition_table(modulus: int, cfg: Mapping) -> np.ndarray:
+def addition_table(config: FactTableConfig) -> np.ndarray:
     """(a + b) mod p for every pair."""
-    numbers = np.arange(modulus)
-    return (numbers[:, None] + numbers[None, :]) % modulus
+    numbers = np.arange(config.modulus)
+    return (numbers[:, None] + numbers[None, :]) % config.modulus
 
 
 TABLES: dict[str, Table] = {"lookup": random_table, "modular_addition": addition_table}
 
 
-def build_fact_table(name: str, cfg: Mapping) -> Task:
-    """Config keys: modulus (29), table_seed (0, lookup only), seed (0: the order of the facts and which are
-    held out), holdout (0.0), num_train (training rows per epoch, the training facts cycled; default 10
-    times the facts).
+def build_fact_table(config: FactTableConfig) -> Task:
+    """lookup or modular_addition (`config.name`); keys in task_config.py. The seed orders the facts and
+    picks which are held out; num_train rows per epoch cycle the training facts.
 
     Source rows are `a b EOS`, target rows `SOS f(a,b) EOS`; tokens are the numbers "0".."p-1", shared by
     source and target. Greedy exact-match is then the share of facts recalled.
     """
-    modulus = int(cfg.get("modulus", 29))
-    holdout = float(cfg.get("holdout", 0.0))
-    if modulus < 2:
-        raise ValueError(f"data.modulus={modulus} must be >= 2")
-    if not 0.0 <= holdout < 1.0:
-        raise ValueError(f"data.holdout={holdout} must be in [0, 1)")
-    table = TABLES[name](modulus, cfg)
+    name, modulus, holdout = config.name, config.modulus, config.holdout
+    table = TABLES[name](config)
     vocab = Vocabulary([str(i) for i in range(modulus)])
     first, second = (
         axis.ravel() for axis in np.meshgrid(np.arange(modulus), np.arange(modulus), indexing="ij")
@@ -58,17 +54,14 @@ def build_fact_table(name: str, cfg: Mapping) -> Task:
     target = np.stack(
         [np.full_like(answers, Vocabulary.SOS), answers, np.full_like(answers, Vocabulary.EOS)], axis=1
     ).astype(np.int32)
-    order = np.random.default_rng(int(cfg.get("seed", 0))).permutation(len(source))
+    order = np.random.default_rng(config.seed).permutation(len(source))
     held = int(round(holdout * len(source)))
     if holdout and not 2 <= held < len(source):
         raise ValueError(
             f"data.holdout={holdout} leaves {held} of {len(source)} facts for validation and test"
         )
     training, kept_out = order[held:], order[:held]
-    num_train = int(cfg.get("num_train", 10 * len(training)))
-    if num_train < 1:
-        raise ValueError(f"data.num_train={num_train} must be >= 1")
-    rows = np.resize(training, num_train)  # cycled: every training fact as often as the size allows
+    rows = np.resize(training, config.num_train)  # cycled: every training fact as often as the size allows
     if held:
         evaluated = {"validation": kept_out[: held // 2], "test": kept_out[held // 2 :]}
     else:

@@ -7,7 +7,6 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ from tx_keras.data.corpus_location import cache_folder, resolve_corpus
 from tx_keras.data.parallel_corpus import read_parallel_corpus
 from tx_keras.data.source_split import split_by_source
 from tx_keras.data.task import SPLITS, Task, pad_rows
+from tx_keras.data.task_config import ParallelTextConfig
 from tx_keras.data.text_format import TextFormat
 from tx_keras.data.text_tokenizer import TextTokenizer
 from tx_keras.data.unspaced_script import tokenizer_for
@@ -29,37 +29,32 @@ _TOKENIZE_BATCH = 2048
 _LEARNER = "wordpiece-learner-v2"  # part of the vocabulary cache key: change it when learning changes
 
 
-def build_parallel_text(cfg: Mapping) -> Task:
-    """Config keys (conf/data/parallel_text.yaml): path, sha256, cache_dir, member, source_column,
-    target_column, lowercase, max_words, max_pairs, num_validation, num_test, seed, tokenizer,
-    vocab_size, shared_vocabulary."""
-    path = resolve_corpus(str(cfg["path"]), cfg.get("cache_dir"), cfg.get("sha256"))
+def build_parallel_text(config: ParallelTextConfig) -> Task:
+    """The keys of `config` are explained in conf/data/parallel_text.yaml (defaults in task_config.py)."""
+    path = resolve_corpus(config.path, config.cache_dir, config.sha256)
     reading = read_parallel_corpus(
         path,
-        source_column=int(cfg.get("source_column", 0)),
-        target_column=int(cfg.get("target_column", 1)),
-        lowercase=bool(cfg.get("lowercase", False)),
-        max_words=cfg.get("max_words"),
-        member=cfg.get("member"),
+        source_column=config.source_column,
+        target_column=config.target_column,
+        lowercase=config.lowercase,
+        max_words=config.max_words,
+        member=config.member,
     )
     log.info(reading.report())
     pairs = split_by_source(
         reading.pairs,
-        num_validation=int(cfg.get("num_validation", 1000)),
-        num_test=int(cfg.get("num_test", 2000)),
-        seed=int(cfg.get("seed", 0)),
-        max_pairs=cfg.get("max_pairs"),
+        num_validation=config.num_validation,
+        num_test=config.num_test,
+        seed=config.seed,
+        max_pairs=config.max_pairs,
     )
     train_sources = [source for source, _ in pairs["train"]]
     train_targets = [target for _, target in pairs["train"]]
-    shared = bool(cfg.get("shared_vocabulary", False))
-    lowercase = bool(cfg.get("lowercase", False))
-    source_kind, target_kind = _tokenizer_kinds(
-        str(cfg.get("tokenizer", "wordpiece")), shared, train_sources, train_targets
-    )
+    shared, lowercase = config.shared_vocabulary, config.lowercase
+    source_kind, target_kind = _tokenizer_kinds(config.tokenizer, shared, train_sources, train_targets)
     source_format, target_format = TextFormat(source_kind, lowercase), TextFormat(target_kind, lowercase)
-    size = int(cfg.get("vocab_size", 8000))
-    cache = cache_folder(cfg.get("cache_dir")) / "vocabularies"
+    size = config.vocab_size
+    cache = cache_folder(config.cache_dir) / "vocabularies"
     if shared:
         source_vocab = target_vocab = _learned(train_sources + train_targets, source_format, size, cache)
     else:

@@ -4,11 +4,12 @@ copy needs position-aligned attention, reverse needs attention to the mirrored p
 content-based (not positional) attention, with no linguistic structure to lean on.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import numpy as np
 
-from tx_keras.data.task import Sentence, Task, split_sizes
+from tx_keras.data.task import Sentence, Task
+from tx_keras.data.task_config import SymbolTaskConfig
 from tx_keras.data.vocabulary import Vocabulary
 
 TRANSFORMS: dict[str, Callable[[list[int]], list[int]]] = {
@@ -18,22 +19,14 @@ TRANSFORMS: dict[str, Callable[[list[int]], list[int]]] = {
 }
 
 
-def build_symbol_task(name: str, cfg: Mapping) -> Task:
-    """Config keys: seed (0), vocab_size (16), length (12), min_length (= length), num_train/validation/test.
+def build_symbol_task(config: SymbolTaskConfig) -> Task:
+    """copy, reverse or sort (`config.name`), keys in task_config.py.
 
     Lengths are drawn uniformly from [min_length, length]; symbols "s0".."s{vocab_size-1}" are sorted by
     index. Source and target share one vocabulary.
     """
-    transform = TRANSFORMS[name]
-    vocab_size = int(cfg.get("vocab_size", 16))
-    length = int(cfg.get("length", 12))
-    min_length = int(cfg.get("min_length", length))
-    if vocab_size < 1:
-        raise ValueError(f"data.vocab_size={vocab_size} must be >= 1")
-    if not 1 <= min_length <= length:
-        raise ValueError(
-            f"data.min_length={min_length} and data.length={length} need 1 <= min_length <= length"
-        )
+    transform = TRANSFORMS[config.name]
+    vocab_size, length, min_length = config.vocab_size, config.length, config.min_length
     names = [f"s{i}" for i in range(vocab_size)]
 
     def draw(rng: np.random.Generator) -> tuple[Sentence, Sentence]:
@@ -42,12 +35,12 @@ def build_symbol_task(name: str, cfg: Mapping) -> Task:
 
     vocab = Vocabulary(names)
     return Task.sample(
-        name=name,
+        name=config.name,
         source_vocab=vocab,
         target_vocab=vocab,
         draw=draw,
-        seed=int(cfg.get("seed", 0)),
-        sizes=split_sizes(cfg),
+        seed=config.seed,
+        sizes=config.split_sizes,
         capacity=sum(vocab_size**n for n in range(min_length, length + 1)),
         source_length=length + 1,
         target_length=length + 2,

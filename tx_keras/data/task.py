@@ -15,16 +15,6 @@ Sentence = list[str]
 Draw = Callable[[np.random.Generator], tuple[Sentence, Sentence]]
 
 
-def split_sizes(cfg: Mapping) -> dict[str, int]:
-    """Read num_train/num_validation/num_test (defaults 20000/1000/1000) from a data config."""
-    defaults = {"train": 20000, "validation": 1000, "test": 1000}
-    sizes = {split: int(cfg.get(f"num_{split}", default)) for split, default in defaults.items()}
-    for split, size in sizes.items():
-        if size < 0:
-            raise ValueError(f"data.num_{split}={size} must be >= 0")
-    return sizes
-
-
 @dataclass(frozen=True)
 class Task:
     """Splits hold (source_ids, target_ids) int32 arrays right-padded with PAD.

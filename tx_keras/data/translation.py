@@ -6,13 +6,13 @@ subject, country articles depend on gender and elide before vowels (`l' afrique`
 the discontinuous `ne ... jamais` around the verb while other adverbs move behind it.
 """
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import product
 
 import numpy as np
 
-from tx_keras.data.task import Sentence, Task, split_sizes
+from tx_keras.data.task import Sentence, Task
+from tx_keras.data.task_config import TranslationConfig
 from tx_keras.data.vocabulary import Vocabulary
 
 _VOWELS = "aeiouéèê"
@@ -321,8 +321,8 @@ def _padded_lengths() -> tuple[int, int]:
     return english + 1, french + 2
 
 
-def build_translation(cfg: Mapping) -> Task:
-    """The default task; config keys: seed (0), num_train (20000), num_validation, num_test (1000)."""
+def build_translation(config: TranslationConfig) -> Task:
+    """The default task: the seed and split sizes of `config` (task_config.py)."""
     source_vocab, target_vocab = _vocabularies()
     source_length, target_length = _padded_lengths()
     return Task.sample(
@@ -330,8 +330,8 @@ def build_translation(cfg: Mapping) -> Task:
         source_vocab=source_vocab,
         target_vocab=target_vocab,
         draw=_draw,
-        seed=int(cfg.get("seed", 0)),
-        sizes=split_sizes(cfg),
+        seed=config.seed,
+        sizes=config.split_sizes,
         capacity=num_sentences(),
         source_length=source_length,
         target_length=target_length,
