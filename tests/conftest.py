@@ -51,22 +51,18 @@ def copy_model():
     """A tiny Transformer trained in-process on a short copy task until it emits EOS and stops on its own,
     for the decoders' tests. Returns (model, test source ids)."""
     from tx_keras.data import build_task, make_dataset
-    from tx_keras.models import Transformer
+    from tx_keras.models import ModelConfig, Transformer
     from tx_keras.training.masked_loss import MaskedCrossEntropy
 
     keras.utils.set_random_seed(0)
     cfg = {"name": "copy", "seed": 0, "vocab_size": 8, "length": 6, "min_length": 3}
     task = build_task({**cfg, "num_train": 1500, "num_validation": 8, "num_test": 48})
     model = Transformer(
+        ModelConfig(num_encoder_layers=1, num_decoder_layers=2, d_model=32, num_heads=2, dff=64),
         len(task.source_vocab),
         len(task.target_vocab),
         task.source_length,
         task.target_length - 1,
-        num_encoder_layers=1,
-        num_decoder_layers=2,
-        d_model=32,
-        num_heads=2,
-        dff=64,
     )
     model.compile(optimizer=keras.optimizers.Adam(3e-3), loss=MaskedCrossEntropy())
     model.fit(make_dataset(*task.splits["train"], 64, shuffle=True), epochs=6, shuffle=False, verbose=0)

@@ -7,7 +7,7 @@ from keras import ops
 from tx_keras.decoding import cached_greedy_decoder, greedy_decoder
 from tx_keras.layers import AlignedAttention
 from tx_keras.layers.aligned_attention import aligned_weights
-from tx_keras.models import Transformer
+from tx_keras.models import ModelConfig, Transformer
 
 
 def _x(batch, length, width, seed=0):
@@ -64,16 +64,13 @@ def test_config_round_trip():
 
 def _model():
     return Transformer(
+        ModelConfig(
+            num_encoder_layers=2, num_decoder_layers=2, d_model=16, num_heads=2, dff=32, attention="none"
+        ),
         12,
         12,
         6,
         6,
-        num_encoder_layers=2,
-        num_decoder_layers=2,
-        d_model=16,
-        num_heads=2,
-        dff=32,
-        attention="none",
     )
 
 
@@ -91,7 +88,7 @@ def test_a_transformer_without_attention_is_a_per_position_predictor(tmp_path):
     assert not np.allclose(logits[:, 1], changed[:, 1])
     model.save(tmp_path / "model.keras")
     loaded = keras.models.load_model(tmp_path / "model.keras", safe_mode=True)
-    assert loaded.get_config()["attention"] == "none" and loaded.get_config() == model.get_config()
+    assert loaded.config.attention == "none" and loaded.get_config() == model.get_config()
     np.testing.assert_allclose(ops.convert_to_numpy(loaded((source, target))), logits, atol=1e-6)
 
 

@@ -2,7 +2,11 @@
 
 import pytest
 from hydra import compose, initialize_config_module
+from hydra.errors import HydraException
+from omegaconf.errors import OmegaConfBaseException
 
+from tests.conftest import TINY, tx_train
+from tx_keras.cli.error_line import error_line
 from tx_keras.config_check import ConfigError, check_config
 
 
@@ -44,12 +48,35 @@ def test_default_and_preset_configs_are_valid(compose_config):
         ("model.norm=middle", "model.norm='middle' is not allowed; choose one of: post, pre, none"),
         (
             "model.positions=rope",
-            "model.positions='rope' is not allowed; choose one of: sinusoidal, learned, none",
+            "model.positions='rope' is not allowed; 'rope' is neither a built-in positions "
+            "(sinusoidal, learned, rotary, none) nor an import path like my_package.my_module.MyLayer",
         ),
-        ("model.attention_impl=sparse", "choose one of: fused, looped"),
-        ("model.d_model=big", "model.d_model='big' has the wrong type: expected int"),
-        ("model.d_model=true", "model.d_model=True has the wrong type: expected int"),
-        ("model.residual=maybe", "model.residual='maybe' has the wrong type: expected bool"),
+        ("model.attention_impl=sparse", "neither a built-in attention (fused, looped) nor an import path"),
+        (
+            "model.ffn_impl=moe",
+            "model.ffn_impl='moe' is not allowed; 'moe' is neither a built-in ffn (dense)",
+        ),
+        (
+            "model.norm_impl=my_norms.RMSNorm",
+            "model.norm_impl='my_norms.RMSNorm' is not allowed; norm 'my_norms.RMSNorm' cannot be imported: "
+            "No module named 'my_norms'",
+        ),
+        (
+            "model.attention_impl=keras.layers.Dropout2",
+            "attention 'keras.layers.Dropout2' cannot be imported: module 'keras.layers' has no attribute",
+        ),
+        (
+            "model.ffn_impl=tx_keras.models.model_config.ModelConfig",
+            "ffn 'tx_keras.models.model_config.ModelConfig' is not a keras.layers.Layer subclass",
+        ),
+        (
+            "+model.width=3",
+            "model.width is not a model knob; the knobs: num_encoder_layers, num_decoder_layers",
+        ),
+        (
+            "model.attention_impl=looped model.fused_qkv=true",
+            "model.fused_qkv=true needs model.attention_impl=fused and model.attention=full",
+        ),
         ("model.dropout=1.5", "model.dropout=1.5 must be in [0, 1)"),
         ("data.name=wmt", "data.name='wmt' is not allowed; choose one of: translation, copy, reverse, sort"),
         ("trainer.epochs=0", "trainer.epochs=0 must be >= 1"),
@@ -67,9 +94,50 @@ def test_default_and_preset_configs_are_valid(compose_config):
 )
 def test_bad_values_give_one_line(compose_config, override, message):
     with pytest.raises(ConfigError) as error:
-        check_config(compose_config(override))
+        check_config(compose_config(*override.split()))
     assert message in str(error.value)
     assert "\n" not in str(error.value)
+
+
+def _problem(compose_config, *overrides) -> str:
+    """The line tx-train prints for `overrides`: a composition error (the schemas check types) as
+    tx_keras.cli.train words it, or the config check's."""
+    try:
+        cfg = compose_config(*overrides)
+    except (HydraException, OmegaConfBaseException) as error:
+        return error_line(f"{error}\n{error.__cause__}")
+    with pytest.raises(ConfigError) as error:
+        check_config(cfg)
+    return str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("model.d_model=big", "model.d_model='big' has the wrong type: expected int"),
+        ("model.d_model=true", "model.d_model='True' has the wrong type: expected int"),
+        ("model.dropout=often", "model.dropout='often' has the wrong type: expected float"),
+        ("model.residual=maybe", "model.residual='maybe' has the wrong type: expected bool"),
+        ("model.num_head=2", "model.num_head is not a config key"),
+    ],
+)
+def test_the_model_schema_refuses_wrong_types_and_keys_in_one_line(compose_config, override, message):
+    assert _problem(compose_config, override).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("model.dff=wide", "tx-train: error: model.dff='wide' has the wrong type: expected int"),
+        ("+model.width=3", "tx-train: error: model.width is not a model knob; the knobs: num_encoder_layers"),
+        ("model.positions=my.Positions", "tx-train: error: model.positions='my.Positions' is not allowed"),
+    ],
+)
+def test_tx_train_refuses_a_bad_model_knob_in_one_line_before_training(tmp_path, override, message):
+    result = tx_train(*TINY, override, f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path)
+    lines = [line for line in result.stderr.splitlines() if line.startswith("tx-train")]
+    assert result.returncode == 2 and len(lines) == 1 and lines[0].startswith(message), result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "run" / "summary.json").exists()
 
 
 @pytest.mark.parametrize(
@@ -84,9 +152,7 @@ def test_bad_values_give_one_line(compose_config, override, message):
     ],
 )
 def test_claim_task_keys_are_checked(compose_config, overrides, message):
-    with pytest.raises(ConfigError) as error:
-        check_config(compose_config(*overrides))
-    assert message in str(error.value)
+    assert message in _problem(compose_config, *overrides)
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from tx_keras.data import Vocabulary
 from tx_keras.decoding import cached_greedy_decoder, decode_in_batches, decode_step, greedy_decoder
-from tx_keras.models import Transformer
+from tx_keras.models import ModelConfig, Transformer
 
 
 def test_cached_greedy_gives_exactly_the_reference_words(copy_model):
@@ -46,7 +46,10 @@ def test_cached_greedy_returns_the_cross_attention_of_each_output_word(copy_mode
 def test_each_step_gives_the_full_decoders_logits(options):
     """Untrained models of every shape: step t of the cache equals position t of a full decode."""
     keras.utils.set_random_seed(1)
-    model = Transformer(12, 11, 7, 6, 2, 2, d_model=16, num_heads=4, dff=32, **options)
+    config = ModelConfig(
+        num_encoder_layers=2, num_decoder_layers=2, d_model=16, num_heads=4, dff=32, **options
+    )
+    model = Transformer(config, 12, 11, 7, 6)
     rng = np.random.default_rng(0)
     source = rng.integers(4, 12, size=(3, 7)).astype("int32")
     source[0, 4:] = 0

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tx_keras.diagnostics import attention_entropy, gradient_norms_by_layer, layer_of, rank_collapse_ratio
-from tx_keras.models import Transformer
+from tx_keras.models import ModelConfig, Transformer
 from tx_keras.training.masked_loss import MaskedCrossEntropy
 
 
@@ -57,7 +57,7 @@ def test_layer_of_groups_weights_by_layer(path, layer):
 
 def test_gradient_norms_cover_every_layer_and_are_finite_and_positive():
     model = Transformer(
-        9, 9, 6, 6, num_encoder_layers=2, num_decoder_layers=2, d_model=16, num_heads=2, dff=32
+        ModelConfig(num_encoder_layers=2, num_decoder_layers=2, d_model=16, num_heads=2, dff=32), 9, 9, 6, 6
     )
     model.compile(loss=MaskedCrossEntropy())
     rng = np.random.default_rng(0)

@@ -1,13 +1,16 @@
 """Encoder, decoder and Transformer: shapes, attention maps, ablation switches, serialization."""
 
+import dataclasses
+from pathlib import Path
+
 import keras
 import numpy as np
 import pytest
 from keras import ops
 
-from tx_keras.models import Decoder, Encoder, EncoderBlock, Transformer
+from tx_keras.models import Decoder, Encoder, EncoderBlock, ModelConfig, Transformer
 
-SIZES = dict(d_model=16, num_heads=4, dff=32)
+SIZES = ModelConfig(d_model=16, num_heads=4, dff=32)
 
 
 def _ids(batch, length, vocab, pad_from=None, seed=0):
@@ -18,22 +21,15 @@ def _ids(batch, length, vocab, pad_from=None, seed=0):
 
 
 def _transformer(**overrides):
-    args = dict(
-        source_vocab_size=11,
-        target_vocab_size=13,
-        max_source_length=7,
-        max_target_length=6,
-        num_encoder_layers=2,
-        num_decoder_layers=3,
-        **SIZES,
+    config = dataclasses.replace(SIZES, **{"num_encoder_layers": 2, "num_decoder_layers": 3, **overrides})
+    return Transformer(
+        config, source_vocab_size=11, target_vocab_size=13, max_source_length=7, max_target_length=6
     )
-    args.update(overrides)
-    return Transformer(**args)
 
 
 def test_encoder_and_decoder_shapes():
-    encoder = Encoder(11, 7, num_layers=2, **SIZES)
-    decoder = Decoder(13, 6, num_layers=3, **SIZES)
+    encoder = Encoder(SIZES, 11, 7, num_layers=2)
+    decoder = Decoder(SIZES, 13, 6, num_layers=3)
     source, target = _ids(2, 7, 11, pad_from=5), _ids(2, 6, 13)
     memory, trace = encoder(source, return_trace=True)
     weights = trace["self_attention"]
@@ -77,7 +73,7 @@ def test_future_target_words_do_not_change_earlier_logits():
 
 def test_bare_block_is_exactly_attention():
     """residual=False, norm=none, ffn=False: the block output is multi-head attention and nothing else."""
-    block = EncoderBlock(residual=False, norm="none", ffn=False, **SIZES)
+    block = EncoderBlock(dataclasses.replace(SIZES, residual=False, norm="none", ffn=False))
     x = np.random.default_rng(1).normal(size=(2, 5, 16)).astype("float32")
     y = ops.convert_to_numpy(block(x))
     attention = block._self_attention
@@ -144,3 +140,29 @@ def test_one_fit_step_lowers_the_loss():
     before = model.evaluate(inputs, labels, verbose=0)
     model.fit(inputs, labels, epochs=5, verbose=0)
     assert model.evaluate(inputs, labels, verbose=0) < before
+
+
+def test_a_model_keras_file_saved_with_flat_knobs_still_loads_with_the_same_logits():
+    """tests/fixtures/transformer_flat_config.keras was saved before ModelConfig (pre-LN, gelu, learned
+    positions, fused q/k/v): its flat knobs become the config, its weights land where they were."""
+    fixtures = Path(__file__).parent / "fixtures"
+    expected = np.load(fixtures / "transformer_flat_config_logits.npz")
+    loaded = keras.models.load_model(fixtures / "transformer_flat_config.keras", safe_mode=True)
+    assert loaded.config == ModelConfig(
+        num_encoder_layers=1, num_decoder_layers=1, d_model=8, num_heads=2, dff=16,
+        norm="pre", activation="gelu", positions="learned", fused_qkv=True,
+    )  # fmt: skip
+    logits = ops.convert_to_numpy(loaded((expected["source"], expected["target"])))
+    np.testing.assert_array_equal(logits, expected["logits"])
+    assert loaded.get_config()["model_config"] == dataclasses.asdict(loaded.config)
+
+
+def test_stacks_and_blocks_round_trip_their_config():
+    config = dataclasses.replace(SIZES, norm="pre", ffn=False)
+    for layer in (
+        EncoderBlock(config),
+        Encoder(config, 11, 7, num_layers=2),
+        Decoder(config, 13, 6, num_layers=1),
+    ):
+        copy = type(layer).from_config(layer.get_config())
+        assert copy.config == config and copy.get_config() == layer.get_config()

@@ -1,5 +1,7 @@
 """Every speed switch computes what the plain float32 path computes (within tolerance); nothing here times."""
 
+import dataclasses
+
 import keras
 import numpy as np
 import pytest
@@ -8,16 +10,14 @@ from keras import ops
 from tx_keras.config_check import ConfigError, check_config
 from tx_keras.decoding import cached_greedy_decoder, greedy_decoder
 from tx_keras.layers import MultiHeadAttention
-from tx_keras.models import Transformer
+from tx_keras.models import ModelConfig, Transformer
 from tx_keras.training.masked_loss import MaskedCrossEntropy
 from tx_keras.training.precision import precision_policy, resolve_precision
 
 RNG = np.random.default_rng(0)
 KEY_MASK = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], bool)
-SIZE = dict(
-    source_vocab_size=20, target_vocab_size=20, max_source_length=6, max_target_length=6,
-    num_encoder_layers=2, num_decoder_layers=2, d_model=16, num_heads=2, dff=32,
-)  # fmt: skip
+SIZE = dict(source_vocab_size=20, target_vocab_size=20, max_source_length=6, max_target_length=6)
+CONFIG = ModelConfig(num_encoder_layers=2, num_decoder_layers=2, d_model=16, num_heads=2, dff=32)
 
 
 def _ids(rows=3, length=6):
@@ -31,9 +31,9 @@ INPUTS = (_ids(), _ids())
 
 def _pair(**kw):
     """The same Transformer weights in two models that differ only by `kw`."""
-    plain = Transformer(**SIZE)
+    plain = Transformer(CONFIG, **SIZE)
     plain(INPUTS)
-    switched = Transformer(**SIZE, **kw)
+    switched = Transformer(dataclasses.replace(CONFIG, **kw), **SIZE)
     switched(INPUTS)
     switched.set_weights(plain.get_weights())
     return plain, switched
@@ -69,10 +69,10 @@ def test_fused_qkv_transformer_keeps_logits_decoding_and_weight_layout():
 
 
 def test_mixed_bfloat16_model_matches_float32_loosely_and_restores_the_policy():
-    plain = Transformer(**SIZE)
+    plain = Transformer(CONFIG, **SIZE)
     plain(INPUTS)
     with precision_policy("mixed_bfloat16") as resolved:
-        mixed = Transformer(**SIZE)
+        mixed = Transformer(CONFIG, **SIZE)
     assert resolved == "mixed_bfloat16"
     assert keras.mixed_precision.global_policy().name == "float32"  # the next sweep job starts clean
     mixed(INPUTS)
@@ -91,7 +91,7 @@ def test_mixed_bfloat16_model_matches_float32_loosely_and_restores_the_policy():
 
 def test_mixed_bfloat16_model_survives_a_keras_file_round_trip(tmp_path):
     with precision_policy("mixed_bfloat16"):
-        model = Transformer(**SIZE)
+        model = Transformer(CONFIG, **SIZE)
     model(INPUTS)
     model.save(tmp_path / "model.keras")
     loaded = keras.saving.load_model(tmp_path / "model.keras")
@@ -109,7 +109,7 @@ def test_xla_and_plain_training_steps_give_the_same_loss():
     losses = []
     for jit in (False, True):
         keras.utils.set_random_seed(0)
-        model = Transformer(**SIZE)
+        model = Transformer(CONFIG, **SIZE)
         model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=MaskedCrossEntropy(), jit_compile=jit)
         losses.append([float(model.train_on_batch(INPUTS, labels)) for _ in range(3)])  # after 2 updates
     np.testing.assert_allclose(losses[0], losses[1], atol=1e-5)

@@ -1,23 +1,23 @@
 """model.tie_embeddings: the logits come from the decoder's own token table, and everything that reads
 logits (training, cached decoding, .keras files) still agrees."""
 
+import dataclasses
+
 import keras
 import numpy as np
 from keras import ops
 
 from tx_keras.decoding import cached_greedy_decoder, greedy_decoder
-from tx_keras.models import Transformer
+from tx_keras.models import ModelConfig, Transformer
 
 RNG = np.random.default_rng(1)
-SIZE = dict(
-    source_vocab_size=20, target_vocab_size=24, max_source_length=6, max_target_length=6,
-    num_encoder_layers=1, num_decoder_layers=2, d_model=16, num_heads=2, dff=32,
-)  # fmt: skip
+SIZE = dict(source_vocab_size=20, target_vocab_size=24, max_source_length=6, max_target_length=6)
+CONFIG = ModelConfig(num_encoder_layers=1, num_decoder_layers=2, d_model=16, num_heads=2, dff=32)
 INPUTS = (RNG.integers(4, 20, (3, 6)).astype("int32"), RNG.integers(4, 24, (3, 6)).astype("int32"))
 
 
 def _tied():
-    model = Transformer(**SIZE, tie_embeddings=True)
+    model = Transformer(dataclasses.replace(CONFIG, tie_embeddings=True), **SIZE)
     model(INPUTS)
     model.logits_bias.assign(RNG.normal(size=(24,)).astype("float32"))
     return model
@@ -33,14 +33,14 @@ def test_tied_logits_are_states_times_the_decoder_token_table_plus_bias():
 
 
 def test_tying_removes_exactly_one_vocabulary_by_width_matrix():
-    untied = Transformer(**SIZE)
+    untied = Transformer(CONFIG, **SIZE)
     untied(INPUTS)
     assert untied.count_params() - _tied().count_params() == 24 * 16
 
 
 def test_tied_model_round_trips_through_config_and_keras_file(tmp_path):
     model = _tied()
-    assert Transformer.from_config(model.get_config()).tie_embeddings is True
+    assert Transformer.from_config(model.get_config()).config.tie_embeddings is True
     model.save(tmp_path / "tied.keras")
     loaded = keras.saving.load_model(tmp_path / "tied.keras")
     np.testing.assert_allclose(

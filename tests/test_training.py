@@ -7,7 +7,7 @@ from keras import ops
 
 from tx_keras.data import Vocabulary
 from tx_keras.decoding import decode_in_batches, exact_match, greedy_decoder
-from tx_keras.models import Transformer
+from tx_keras.models import ModelConfig, Transformer
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
 from tx_keras.training.schedule import NoamSchedule
@@ -54,15 +54,11 @@ def test_masked_accuracy_counts_real_tokens_over_batches():
 def _tiny_model():
     keras.utils.set_random_seed(0)
     model = Transformer(
+        ModelConfig(num_encoder_layers=1, num_decoder_layers=1, d_model=16, num_heads=2, dff=32),
         source_vocab_size=9,
         target_vocab_size=9,
         max_source_length=6,
         max_target_length=7,
-        num_encoder_layers=1,
-        num_decoder_layers=1,
-        d_model=16,
-        num_heads=2,
-        dff=32,
     )
     model.build(((None, 6), (None, 7)))
     return model

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, get_type_hints
 
 from omegaconf import ListConfig, MissingMandatoryValue
 
 from tx_keras.data import TASKS
 from tx_keras.data.pipeline import BATCHING
 from tx_keras.data.task_config import task_config
-from tx_keras.layers import ATTENTION_IMPLEMENTATIONS, ATTENTION_KINDS, NORM_MODES, POSITION_KINDS
+from tx_keras.layers import ATTENTION_KINDS, NORM_MODES
+from tx_keras.models.components import ComponentError, resolve, rotates_queries_and_keys
+from tx_keras.models.model_config import FIELDS, ModelConfig
 from tx_keras.training.learning_rate import SCHEDULES
 from tx_keras.training.precision import PRECISIONS
 from tx_keras.user_error import UserError
@@ -55,27 +57,50 @@ def _penalty_grid(value: Any) -> str | None:
     return None if len(value) and numbers else "must be a non-empty list of numbers >= 0, e.g. [0.6,1.0,1.4]"
 
 
+def _component(kind: str) -> Callable[[str], str | None]:
+    """A component name must resolve to a layer class (models/components.py) before anything is built."""
+
+    def problem(name: str) -> str | None:
+        # TRANSITION: resolve every name once tx_keras/layers/*_positions.py (H1) exist.
+        if kind == "positions" and name in ("sinusoidal", "learned", "none"):
+            return None
+        try:
+            resolve(kind, name)
+        except ComponentError as error:
+            return str(error)
+        return None
+
+    return problem
+
+
+# The value rule of each ModelConfig field that has one (its type comes from the dataclass).
+_MODEL_VALUES: dict[str, Callable[[Any], str | None]] = {
+    "num_encoder_layers": _at_least(1),
+    "num_decoder_layers": _at_least(1),
+    "d_model": _at_least(1),
+    "num_heads": _at_least(1),
+    "dff": _at_least(1),
+    "dropout": _fraction,
+    "norm": _one_of(*NORM_MODES),
+    "activation": _one_of("relu", "gelu", "silu", "tanh"),
+    "attention": _one_of(*ATTENTION_KINDS),
+    "attention_impl": _component("attention"),
+    "positions": _component("positions"),
+    "ffn_impl": _component("ffn"),
+    "norm_impl": _component("norm"),
+}
+assert set(_MODEL_VALUES) <= set(FIELDS), "a value rule for a knob ModelConfig does not have"
+
 # How a type is named to a user: a YAML list is a ListConfig once composed.
 _TYPE_NAMES = {type(None): "null", ListConfig: "list"}
 
 # Every key the run reads: key -> (accepted types, value rule or None).
 _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] = {
     "seed": ((int,), _at_least(0)),
-    "model.num_encoder_layers": ((int,), _at_least(1)),
-    "model.num_decoder_layers": ((int,), _at_least(1)),
-    "model.d_model": ((int,), _at_least(1)),
-    "model.num_heads": ((int,), _at_least(1)),
-    "model.dff": ((int,), _at_least(1)),
-    "model.dropout": ((float, int), _fraction),
-    "model.residual": ((bool,), None),
-    "model.norm": ((str,), _one_of(*NORM_MODES)),
-    "model.ffn": ((bool,), None),
-    "model.activation": ((str,), _one_of("relu", "gelu", "silu", "tanh")),
-    "model.attention": ((str,), _one_of(*ATTENTION_KINDS)),
-    "model.attention_impl": ((str,), _one_of(*ATTENTION_IMPLEMENTATIONS)),
-    "model.positions": ((str,), _one_of(*POSITION_KINDS)),
-    "model.fused_qkv": ((bool,), None),
-    "model.tie_embeddings": ((bool,), None),
+    **{
+        f"model.{name}": ((float, int) if hint is float else (hint,), _MODEL_VALUES.get(name))
+        for name, hint in get_type_hints(ModelConfig).items()
+    },
     "data.name": ((str,), _one_of(*TASKS)),
     "trainer.epochs": ((int,), _at_least(1)),
     "trainer.batch_size": ((int,), _at_least(1)),
@@ -130,6 +155,33 @@ def _lookup(cfg: Mapping, dotted: str) -> tuple[bool, Any]:
     return True, node
 
 
+def _check_model(model: Mapping) -> None:
+    """The rules between model knobs (each knob's own type and value are checked with the others)."""
+    unknown = [key for key in model if key not in FIELDS]
+    if unknown:  # only `+model.x=...` gets past the schema
+        raise ConfigError(f"model.{unknown[0]} is not a model knob; the knobs: {', '.join(FIELDS)}")
+    d_model, heads = model["d_model"], model["num_heads"]
+    if d_model % heads:
+        divisors = [h for h in range(1, d_model + 1) if d_model % h == 0 and h <= 64]
+        raise ConfigError(
+            f"model.num_heads={heads} does not divide model.d_model={d_model}; "
+            f"choose num_heads in {', '.join(map(str, divisors))}"
+        )
+    if model["fused_qkv"] and (model["attention_impl"] != "fused" or model["attention"] != "full"):
+        raise ConfigError(
+            "model.fused_qkv=true needs model.attention_impl=fused and model.attention=full "
+            "(the fused q/k/v matmul belongs to the fused attention layer)"
+        )
+    # TRANSITION: resolve every name once tx_keras/layers/*_positions.py (H1) exist.
+    if model["positions"] not in ("sinusoidal", "learned", "none"):
+        rotary = rotates_queries_and_keys(resolve("positions", model["positions"]))
+        if rotary and (d_model // heads) % 2:
+            raise ConfigError(
+                f"model.positions={model['positions']} rotates pairs of features: d_model / num_heads = "
+                f"{d_model // heads} must be even"
+            )
+
+
 def check_config(cfg: Mapping) -> None:
     """Raise `ConfigError` naming the key, the value and what is allowed, for the first problem found."""
     for key, (types, rule) in _RULES.items():
@@ -147,13 +199,7 @@ def check_config(cfg: Mapping) -> None:
                 if problem.startswith("must")
                 else f"{key}={value!r} is not allowed; {problem}"
             )
-    d_model, heads = cfg["model"]["d_model"], cfg["model"]["num_heads"]
-    if d_model % heads:
-        divisors = [h for h in range(1, d_model + 1) if d_model % h == 0 and h <= 64]
-        raise ConfigError(
-            f"model.num_heads={heads} does not divide model.d_model={d_model}; "
-            f"choose num_heads in {', '.join(map(str, divisors))}"
-        )
+    _check_model(cfg["model"])
     trainer = cfg["trainer"]
     if trainer["schedule"] == "noam" and trainer["warmup_steps"] < 1:
         raise ConfigError(

@@ -17,22 +17,25 @@ from keras import layers
 
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.layers.embedding import sinusoidal_positions
-from tx_keras.models import Transformer
+from tx_keras.models import ModelConfig, Transformer
 
 
 def ours(size: BenchSize, fused_qkv: bool = False, max_target_length: int | None = None) -> Transformer:
     """Our Transformer at `size` (`max_target_length` > length for decoding benchmarks)."""
-    model = Transformer(
-        source_vocab_size=size.vocab,
-        target_vocab_size=size.vocab,
-        max_source_length=size.length,
-        max_target_length=max_target_length or size.length,
+    config = ModelConfig(
         num_encoder_layers=size.encoder_layers,
         num_decoder_layers=size.decoder_layers,
         d_model=size.d_model,
         num_heads=size.num_heads,
         dff=size.dff,
         fused_qkv=fused_qkv,
+    )
+    model = Transformer(
+        config,
+        source_vocab_size=size.vocab,
+        target_vocab_size=size.vocab,
+        max_source_length=size.length,
+        max_target_length=max_target_length or size.length,
     )
     model.build(((None, size.length), (None, max_target_length or size.length)))
     return model

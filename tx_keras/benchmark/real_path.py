@@ -15,7 +15,7 @@ import tensorflow as tf
 from omegaconf import OmegaConf
 
 from tx_keras.data import Vocabulary, make_dataset
-from tx_keras.models import Transformer
+from tx_keras.models import ModelConfig, Transformer
 from tx_keras.runtime.allocator import configure_allocator
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
@@ -122,7 +122,7 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
     from tx_keras.training.run import compile_model
 
     cfg = _preset()
-    model_cfg = {**OmegaConf.to_container(cfg.model, resolve=True), **dict(size.model)}
+    model_cfg = ModelConfig(**{**OmegaConf.to_container(cfg.model, resolve=True), **dict(size.model)})
     trainer = cfg.trainer
     if size.batch_tokens is not None:
         trainer = OmegaConf.merge(trainer, {"batch_tokens": size.batch_tokens})
@@ -131,11 +131,11 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
     keras.utils.set_random_seed(seed)
     with precision_policy(trainer.precision) as precision:
         model = Transformer(
+            model_cfg,
             source_vocab_size=size.vocab,
             target_vocab_size=size.vocab,
             max_source_length=source.shape[1],
             max_target_length=target.shape[1] - 1,
-            **model_cfg,
         )
     compile_model(model, trainer)
     epoch = tf.Variable(0, dtype=tf.int64, trainable=False)

@@ -8,6 +8,12 @@ from collections.abc import Mapping
 
 _UNKNOWN_KEY = re.compile(r"Could not override '([^']+)'")
 _MISSING_VALUE = re.compile(r"Missing mandatory value: ([\w.]+)")
+# A value the schema (a dataclass in the ConfigStore, conf/__init__.py) cannot convert to the key's type.
+_WRONG_TYPE = re.compile(
+    r"Value '(.*)' (?:of type '\w+' could not be converted to (\w+)|is not a valid (\w+))"
+    r".*\n\s*full_key: ([\w.]+)"
+)
+_TYPE_NAMES = {"Integer": "int", "Float": "float", "String": "str"}
 _AVAILABLE = re.compile(r"Available options in '([^']+)':\s*((?:\n\t\S+)+)")
 
 
@@ -38,6 +44,11 @@ def error_line(message: str, config: Mapping | None = None) -> str:
     if missing_value:  # a `???` in a config file, e.g. data.path of data=parallel_text
         key = missing_value.group(1)
         return f"{key} is required: set it on the command line, e.g. {key}=..."
+    wrong_type = _WRONG_TYPE.search(message)
+    if wrong_type:  # as config_check words it
+        value, converted, valid, key = wrong_type.groups()
+        expected = _TYPE_NAMES.get(converted, converted) if converted else valid
+        return f"{key}={value!r} has the wrong type: expected {expected}"
     available = _AVAILABLE.search(message)
     if available:
         group, options = available.group(1), available.group(2).split()

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import keras
 
+from tx_keras.models.components import resolve
+
 NORM_MODES = ("post", "pre", "none")
+NORM_EPSILON = 1e-6  # the LayerNorm epsilon of every norm in the model (Keras' default is 1e-3)
+
+
+def build_norm(norm_impl: str, epsilon: float, name: str, dtype) -> keras.layers.Layer:
+    """The norm layer `norm_impl` names (models/components.py): the built-in LayerNormalization with
+    `epsilon`, a user's class as `cls(name=, dtype=)`."""
+    options = {"epsilon": epsilon} if norm_impl == "layer_norm" else {}
+    return resolve("norm", norm_impl)(name=name, dtype=dtype, **options)
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
@@ -26,11 +36,18 @@ class AddNorm(keras.layers.Layer):
         residual: add the sublayer's input to its output.
         norm: "post", "pre" or "none".
         dropout: dropout on the sublayer output before the Add (the paper's residual dropout).
-        epsilon: LayerNorm epsilon.
+        epsilon: LayerNorm epsilon (the built-in norm's).
+        norm_impl: the norm layer: "layer_norm" or a user's class by import path (models/components.py).
     """
 
     def __init__(
-        self, residual: bool = True, norm: str = "post", dropout: float = 0.0, epsilon: float = 1e-6, **kwargs
+        self,
+        residual: bool = True,
+        norm: str = "post",
+        dropout: float = 0.0,
+        epsilon: float = NORM_EPSILON,
+        norm_impl: str = "layer_norm",
+        **kwargs,
     ):
         super().__init__(**kwargs)
         if norm not in NORM_MODES:
@@ -39,13 +56,10 @@ class AddNorm(keras.layers.Layer):
         self.norm = norm
         self.dropout = dropout
         self.epsilon = epsilon
+        self.norm_impl = norm_impl
         self.supports_masking = True  # the output keeps the input's padding positions
         self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
-        self._norm = (
-            keras.layers.LayerNormalization(epsilon=epsilon, name="norm", dtype=self.dtype_policy)
-            if norm != "none"
-            else None
-        )
+        self._norm = build_norm(norm_impl, epsilon, "norm", self.dtype_policy) if norm != "none" else None
 
     def build(self, inputs_shape, sublayer_output_shape=None):
         if self._norm is not None and not self._norm.built:  # sublayer_input may have built it already
@@ -72,4 +86,5 @@ class AddNorm(keras.layers.Layer):
             "norm": self.norm,
             "dropout": self.dropout,
             "epsilon": self.epsilon,
+            "norm_impl": self.norm_impl,
         }

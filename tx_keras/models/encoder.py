@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import keras
 
-from tx_keras.layers import ATTENTION_IMPLEMENTATIONS, ATTENTION_KINDS, AddNorm, AlignedAttention, FeedForward
+from tx_keras.layers import ATTENTION_KINDS, POSITION_KINDS, AddNorm, AlignedAttention
+from tx_keras.models.components import resolve, rotates_queries_and_keys
+from tx_keras.models.model_config import ModelConfig, split_model_config
 from tx_keras.models.stack import Stack
 
 
@@ -18,57 +22,60 @@ class EncoderBlock(keras.layers.Layer):
     `DecoderBlock` extends this class with causal masking and cross-attention.
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        dff: int,
-        dropout: float = 0.0,
-        residual: bool = True,
-        norm: str = "post",
-        ffn: bool = True,
-        activation: str = "relu",
-        attention_impl: str = "fused",
-        fused_qkv: bool = False,
-        attention: str = "full",
-        **kwargs,
-    ):
+    def __init__(self, config: ModelConfig, **kwargs):
         super().__init__(**kwargs)
-        if attention not in ATTENTION_KINDS:
+        if config.attention not in ATTENTION_KINDS:
             raise ValueError(
-                f"attention={attention!r} is unknown; choose one of: {', '.join(ATTENTION_KINDS)}"
+                f"attention={config.attention!r} is unknown; choose one of: {', '.join(ATTENTION_KINDS)}"
             )
-        if attention_impl not in ATTENTION_IMPLEMENTATIONS:
-            raise ValueError(
-                f"attention_impl={attention_impl!r} is unknown; "
-                f"choose one of: {', '.join(ATTENTION_IMPLEMENTATIONS)}"
-            )
-        self.d_model, self.num_heads, self.dff, self.dropout = d_model, num_heads, dff, dropout
-        self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
-        self.attention_impl, self.fused_qkv, self.attention = attention_impl, fused_qkv, attention
+        self.config = config
         self.supports_masking = True  # the output keeps the input's padding positions
-        self._self_attention = self._attention("self_attention")
+        # TRANSITION: resolve every name once tx_keras/layers/*_positions.py (H1) exist.
+        positions = None if config.positions in POSITION_KINDS else resolve("positions", config.positions)
+        # Rotary positions act inside self-attention, on each head's queries and keys (never cross-attention).
+        self._rotation_class = positions if rotates_queries_and_keys(positions) else None
+        self._self_attention = self._attention("self_attention", rotate=True)
         self._self_add_norm = self._add_norm("self_attention")
         self._ffn = (
-            FeedForward(d_model, dff, activation, dropout, name="ffn", dtype=self.dtype_policy)
-            if ffn
+            resolve("ffn", config.ffn_impl)(
+                config.d_model,
+                config.dff,
+                config.activation,
+                config.dropout,
+                name="ffn",
+                dtype=self.dtype_policy,
+            )
+            if config.ffn
             else None
         )
-        self._ffn_add_norm = self._add_norm("ffn") if ffn else None
+        self._ffn_add_norm = self._add_norm("ffn") if config.ffn else None
 
-    def _attention(self, name: str) -> keras.layers.Layer:
-        if self.attention == "none":
+    def _attention(self, name: str, rotate: bool = False) -> keras.layers.Layer:
+        """The attention sublayer `config.attention` / `config.attention_impl` name; `rotate` gives it the
+        rotary position layer when positions rotate queries and keys."""
+        config, policy = self.config, self.dtype_policy
+        if config.attention == "none":
             return AlignedAttention(
-                self.num_heads, self.d_model, dropout=self.dropout, name=name, dtype=self.dtype_policy
+                config.num_heads, config.d_model, dropout=config.dropout, name=name, dtype=policy
             )
-        fused = {"fused_qkv": self.fused_qkv} if self.attention_impl == "fused" else {}
-        return ATTENTION_IMPLEMENTATIONS[self.attention_impl](
-            self.num_heads, self.d_model, dropout=self.dropout, name=name, dtype=self.dtype_policy, **fused
+        extras = {"fused_qkv": config.fused_qkv} if config.attention_impl == "fused" else {}
+        if rotate and self._rotation_class is not None:
+            extras["position_rotation"] = self._rotation_class(
+                config.key_dim, name=f"{name}_rotation", dtype=policy
+            )
+        return resolve("attention", config.attention_impl)(
+            config.num_heads, config.d_model, dropout=config.dropout, name=name, dtype=policy, **extras
         )
 
     def _add_norm(self, name: str) -> AddNorm:
+        config = self.config
         return AddNorm(
-            self.residual, self.norm, self.dropout, name=f"{name}_add_norm", dtype=self.dtype_policy
+            config.residual,
+            config.norm,
+            config.dropout,
+            norm_impl=config.norm_impl,
+            name=f"{name}_add_norm",
+            dtype=self.dtype_policy,
         )
 
     def build(self, inputs_shape):
@@ -112,20 +119,12 @@ class EncoderBlock(keras.layers.Layer):
         return inputs_shape
 
     def get_config(self) -> dict:
-        return {
-            **super().get_config(),
-            "d_model": self.d_model,
-            "num_heads": self.num_heads,
-            "dff": self.dff,
-            "dropout": self.dropout,
-            "residual": self.residual,
-            "norm": self.norm,
-            "ffn": self.ffn,
-            "activation": self.activation,
-            "attention_impl": self.attention_impl,
-            "fused_qkv": self.fused_qkv,
-            "attention": self.attention,
-        }
+        return {**super().get_config(), "model_config": dataclasses.asdict(self.config)}
+
+    @classmethod
+    def from_config(cls, config: dict) -> EncoderBlock:
+        model_config, rest = split_model_config(config)
+        return super().from_config({**rest, "config": model_config})
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")

@@ -2,75 +2,50 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import keras
 
 from tx_keras.layers import TokenAndPositionEmbedding
+from tx_keras.layers.add_norm import NORM_EPSILON, build_norm
+from tx_keras.models.model_config import ModelConfig, split_model_config
 
 
 class Stack(keras.layers.Layer):
-    """Token + position embedding, `num_layers` blocks of `block_class`, final LayerNorm when norm="pre".
+    """Token + position embedding, `num_layers` blocks of `block_class`, a final norm when norm="pre".
 
     Pre-LN leaves the residual stream un-normalised, so one last norm is needed; post-LN already ends
-    on a norm. Subclasses set `block_class` and write `call`.
+    on a norm. Subclasses set `block_class` and write `call`. Every knob but the vocabulary, the length
+    and the depth comes from `config` (the Transformer gives each stack its own depth).
     """
 
     block_class: type[keras.layers.Layer]
 
-    def __init__(
-        self,
-        vocab_size: int,
-        max_length: int,
-        num_layers: int,
-        d_model: int,
-        num_heads: int,
-        dff: int,
-        dropout: float = 0.0,
-        residual: bool = True,
-        norm: str = "post",
-        ffn: bool = True,
-        activation: str = "relu",
-        attention_impl: str = "fused",
-        positions: str = "sinusoidal",
-        fused_qkv: bool = False,
-        attention: str = "full",
-        **kwargs,
-    ):
+    def __init__(self, config: ModelConfig, vocab_size: int, max_length: int, num_layers: int, **kwargs):
         super().__init__(**kwargs)
         if num_layers < 1:
             raise ValueError(f"num_layers={num_layers} must be >= 1")
+        self.config = config
         self.vocab_size, self.max_length, self.num_layers = vocab_size, max_length, num_layers
-        self.d_model, self.num_heads, self.dff, self.dropout = d_model, num_heads, dff, dropout
-        self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
-        self.attention_impl, self.positions, self.fused_qkv = attention_impl, positions, fused_qkv
-        self.attention = attention
         policy = self.dtype_policy
         self._embedding = TokenAndPositionEmbedding(
-            vocab_size, d_model, max_length, positions, name="embedding", dtype=policy
+            vocab_size, config.d_model, max_length, config.positions, name="embedding", dtype=policy
         )
-        self._embedding_dropout = keras.layers.Dropout(dropout, dtype=policy)
+        self._embedding_dropout = keras.layers.Dropout(config.dropout, dtype=policy)
         self._blocks = [
-            self.block_class(
-                d_model,
-                num_heads,
-                dff,
-                dropout,
-                residual,
-                norm,
-                ffn,
-                activation,
-                attention_impl,
-                fused_qkv=fused_qkv,
-                attention=attention,
-                name=f"block_{i + 1}",
-                dtype=policy,
-            )
-            for i in range(num_layers)
+            self.block_class(config, name=f"block_{i + 1}", dtype=policy) for i in range(num_layers)
         ]
         self._final_norm = (
-            keras.layers.LayerNormalization(epsilon=1e-6, name="final_norm", dtype=policy)
-            if norm == "pre"
-            else None
+            build_norm(config.norm_impl, NORM_EPSILON, "final_norm", policy) if config.norm == "pre" else None
         )
+
+    @property
+    def d_model(self) -> int:
+        return self.config.d_model
+
+    @property
+    def num_heads(self) -> int:
+        return self.config.num_heads
 
     @property
     def token_table(self):
@@ -106,19 +81,13 @@ class Stack(keras.layers.Layer):
     def get_config(self) -> dict:
         return {
             **super().get_config(),
+            "model_config": dataclasses.asdict(self.config),
             "vocab_size": self.vocab_size,
             "max_length": self.max_length,
             "num_layers": self.num_layers,
-            "d_model": self.d_model,
-            "num_heads": self.num_heads,
-            "dff": self.dff,
-            "dropout": self.dropout,
-            "residual": self.residual,
-            "norm": self.norm,
-            "ffn": self.ffn,
-            "activation": self.activation,
-            "attention_impl": self.attention_impl,
-            "positions": self.positions,
-            "fused_qkv": self.fused_qkv,
-            "attention": self.attention,
         }
+
+    @classmethod
+    def from_config(cls, config: dict) -> Stack:
+        model_config, rest = split_model_config(config)
+        return super().from_config({**rest, "config": model_config})

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import keras
 from keras import ops
 
 from tx_keras.models.decoder import Decoder
 from tx_keras.models.encoder import Encoder
+from tx_keras.models.model_config import ModelConfig, split_model_config
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
 class Transformer(keras.Model):
-    """Encoder + decoder + Dense to the target vocabulary; every knob is a constructor argument.
+    """Encoder + decoder + Dense to the target vocabulary; every knob is a field of `config`.
 
     Call with `(source_ids, decoder_input_ids)` (both int, id 0 = padding) -> logits (B, Tt, V_target).
     With `return_attention=True` also returns a dict of every attention map (see `trace`), keyed
@@ -19,82 +22,70 @@ class Transformer(keras.Model):
     `cross/layer_i` (B, h, Tt, Ts).
 
     Args:
-        source_vocab_size, target_vocab_size: vocabulary sizes (id 0 = padding).
+        config: the model's knobs (`ModelConfig`, the `model` config group): depths, widths, dropout,
+            Add + Norm, FFN, attention and position forms, fused q/k/v, tied embeddings, components.
+            With `tie_embeddings` the logits are the decoder states times the decoder's own token
+            embeddings (plus a bias) instead of a separate Dense: one matrix for a word in and out
+            (Press & Wolf 2017), so a rare word's output row learns from its input uses too.
+        source_vocab_size, target_vocab_size: vocabulary sizes (id 0 = padding): the task's, not the model's.
         max_source_length, max_target_length: longest sequences (position tables).
-        num_encoder_layers, num_decoder_layers: depths, set separately.
-        d_model, num_heads, dff, dropout: widths, head count, FFN hidden width, dropout rate.
-        residual: the Add of Add + Norm on/off. norm: "post", "pre" or "none". ffn: FFN sublayers on/off.
-        activation: FFN activation. attention_impl: "fused" (default) or "looped" (one head at a time).
-        positions: "sinusoidal", "learned" or "none".
-        fused_qkv: one matmul for the q/k/v projections of self-attention (k/v of cross-attention); same
-            weights and outputs as separate ones, faster (fused attention only).
-        attention: "full" (attention by content) or "none" (each position reads only its aligned position,
-            `AlignedAttention`: the "attention gives context" control).
-        tie_embeddings: the logits are the decoder states times the decoder's own token embeddings (plus a
-            bias) instead of a separate Dense: one matrix for a word in and out (Press & Wolf 2017), so a
-            rare word's output row learns from its input uses too; V x d_model fewer weights.
     """
 
     def __init__(
         self,
+        config: ModelConfig,
         source_vocab_size: int,
         target_vocab_size: int,
         max_source_length: int,
         max_target_length: int,
-        num_encoder_layers: int = 2,
-        num_decoder_layers: int = 2,
-        d_model: int = 64,
-        num_heads: int = 4,
-        dff: int = 256,
-        dropout: float = 0.0,
-        residual: bool = True,
-        norm: str = "post",
-        ffn: bool = True,
-        activation: str = "relu",
-        attention_impl: str = "fused",
-        positions: str = "sinusoidal",
-        fused_qkv: bool = False,
-        attention: str = "full",
-        tie_embeddings: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.config = config
         self.source_vocab_size, self.target_vocab_size = source_vocab_size, target_vocab_size
         self.max_source_length, self.max_target_length = max_source_length, max_target_length
-        self.num_encoder_layers, self.num_decoder_layers = num_encoder_layers, num_decoder_layers
-        self.d_model, self.num_heads, self.dff, self.dropout = d_model, num_heads, dff, dropout
-        self.residual, self.norm, self.ffn, self.activation = residual, norm, ffn, activation
-        self.attention_impl, self.positions, self.fused_qkv = attention_impl, positions, fused_qkv
-        self.attention, self.tie_embeddings = attention, tie_embeddings
-        shared = dict(
-            d_model=d_model,
-            num_heads=num_heads,
-            dff=dff,
-            dropout=dropout,
-            residual=residual,
-            norm=norm,
-            ffn=ffn,
-            activation=activation,
-            attention_impl=attention_impl,
-            positions=positions,
-            fused_qkv=fused_qkv,
-            attention=attention,
-            dtype=self.dtype_policy,
-        )
+        policy = self.dtype_policy
         self.encoder = Encoder(
-            source_vocab_size, max_source_length, num_encoder_layers, name="encoder", **shared
+            config,
+            source_vocab_size,
+            max_source_length,
+            config.num_encoder_layers,
+            name="encoder",
+            dtype=policy,
         )
         self.decoder = Decoder(
-            target_vocab_size, max_target_length, num_decoder_layers, name="decoder", **shared
+            config,
+            target_vocab_size,
+            max_target_length,
+            config.num_decoder_layers,
+            name="decoder",
+            dtype=policy,
         )
         # The projection is a third of a step's FLOPs at an 8k vocabulary: it runs in the compute dtype
         # (bfloat16 under mixed precision), and `logits` casts its output to float32 for the softmax and
         # loss, as Keras' mixed-precision guide places the float32 boundary at the softmax.
         self.projection = (
             None
-            if tie_embeddings
-            else keras.layers.Dense(target_vocab_size, name="logits", dtype=self.dtype_policy)
+            if config.tie_embeddings
+            else keras.layers.Dense(target_vocab_size, name="logits", dtype=policy)
         )
+
+    # The knobs the decoders, the export and the schedule read from a model.
+    @property
+    def d_model(self) -> int:
+        return self.config.d_model
+
+    @property
+    def num_heads(self) -> int:
+        return self.config.num_heads
+
+    @property
+    def num_encoder_layers(self) -> int:
+        return self.config.num_encoder_layers
+
+    @property
+    def num_decoder_layers(self) -> int:
+        return self.config.num_decoder_layers
 
     def build(self, input_shape):
         source_shape, target_shape = (tuple(shape) for shape in input_shape)
@@ -157,23 +148,15 @@ class Transformer(keras.Model):
     def get_config(self) -> dict:
         return {
             **super().get_config(),
+            "model_config": dataclasses.asdict(self.config),
             "source_vocab_size": self.source_vocab_size,
             "target_vocab_size": self.target_vocab_size,
             "max_source_length": self.max_source_length,
             "max_target_length": self.max_target_length,
-            "num_encoder_layers": self.num_encoder_layers,
-            "num_decoder_layers": self.num_decoder_layers,
-            "d_model": self.d_model,
-            "num_heads": self.num_heads,
-            "dff": self.dff,
-            "dropout": self.dropout,
-            "residual": self.residual,
-            "norm": self.norm,
-            "ffn": self.ffn,
-            "activation": self.activation,
-            "attention_impl": self.attention_impl,
-            "positions": self.positions,
-            "fused_qkv": self.fused_qkv,
-            "attention": self.attention,
-            "tie_embeddings": self.tie_embeddings,
         }
+
+    @classmethod
+    def from_config(cls, config: dict) -> Transformer:
+        """Also reads the flat knobs of model.keras files saved before `ModelConfig` existed."""
+        model_config, rest = split_model_config(config)
+        return cls(model_config, **rest)

@@ -23,7 +23,7 @@ from tx_keras.data.length_batches import length_batches, padding_fraction, row_l
 from tx_keras.decoding import cached_greedy_decoder
 from tx_keras.evaluation import evaluate_run
 from tx_keras.export.run_export import save_and_export
-from tx_keras.models import Transformer
+from tx_keras.models import ModelConfig, Transformer
 from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
 from tx_keras.training.callbacks.attention_maps import epochs_to_log
 from tx_keras.training.callbacks.cooldown_clock import CooldownClock
@@ -51,11 +51,11 @@ from tx_keras.user_error import UserError
 def build_model(cfg: DictConfig, task: Task) -> Transformer:
     """The Transformer the `model` config group describes, sized to the task's vocabularies and lengths."""
     return Transformer(
+        ModelConfig(**OmegaConf.to_container(cfg.model, resolve=True)),
         source_vocab_size=len(task.source_vocab),
         target_vocab_size=len(task.target_vocab),
         max_source_length=task.source_length,
         max_target_length=task.target_length - 1,  # the decoder reads SOS..last word, never the final EOS
-        **OmegaConf.to_container(cfg.model, resolve=True),
     )
 
 
