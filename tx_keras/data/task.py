@@ -2,10 +2,12 @@
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from tx_keras.data.detokenizer import Detokenizer
 from tx_keras.data.text_format import TextFormat
 from tx_keras.data.vocabulary import Vocabulary
 
@@ -64,21 +66,33 @@ class Task:
             for s, t in zip(source, target, strict=True)
         ]
 
+    @cached_property
+    def _detokenizers(self) -> dict[str, Detokenizer]:
+        """Each side's Detokenizer: real text joins by its TextFormat, the synthetic tasks join words."""
+        sides = {
+            "source": (self.source_vocab, self.source_format),
+            "target": (self.target_vocab, self.target_format),
+        }
+        return {
+            side: Detokenizer(vocab.tokens, "words" if text_format is None else text_format.kind)
+            for side, (vocab, text_format) in sides.items()
+        }
+
+    def detokenize_sources(self, rows) -> list[str]:
+        """(B, T) source ids -> B readable texts (detokenizer.py: the text the exported model serves)."""
+        return self._detokenizers["source"].texts(rows)
+
+    def detokenize_targets(self, rows) -> list[str]:
+        """(B, T) target ids -> B readable texts: what BLEU / chrF score."""
+        return self._detokenizers["target"].texts(rows)
+
     def detokenize_source(self, ids) -> str:
-        """Readable source text: joined by the TextFormat for real text, by spaces otherwise."""
-        words = self.source_vocab.decode(ids)
-        return self.source_format.join(words) if self.source_format is not None else " ".join(words)
+        """One row's readable source text."""
+        return self.detokenize_sources([ids])[0]
 
     def detokenize_target(self, ids) -> str:
-        """Readable target text. Real text joins by its TextFormat; the synthetic tasks join words with
-        spaces, except that a word ending in an apostrophe (French elision, `l'`) joins the next."""
-        words = self.target_vocab.decode(ids)
-        if self.target_format is not None:
-            return self.target_format.join(words)
-        text = ""
-        for word in words:
-            text += word if not text or text.endswith("'") else f" {word}"
-        return text
+        """One row's readable target text."""
+        return self.detokenize_targets([ids])[0]
 
     @classmethod
     def sample(

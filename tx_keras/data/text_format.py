@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -12,7 +11,6 @@ TOKENIZER_CHOICES = (*TOKENIZER_KINDS, "auto")  # data.tokenizer; auto: per side
 
 SUFFIX = "##"  # WordPiece's mark of a piece that continues the previous one inside a word
 SPACE = "▁"  # the characters tokenizer's token for a space (tokens never contain whitespace)
-_GLUE = re.compile(r"^##| ##")
 
 
 @dataclass(frozen=True)
@@ -22,7 +20,8 @@ class TextFormat:
 
     Both kinds are reversible on normalised text: WordPiece pieces are cut inside whitespace-separated
     words only (never at punctuation), so joining the words with one space and gluing `##` pieces
-    restores the original spacing ("l'homme", "pop-up", "Salut !") instead of "l ' homme".
+    restores the original spacing ("l'homme", "pop-up", "Salut !") instead of "l ' homme" (the join
+    rules: detokenizer.py, whose `join` names are these kinds).
     """
 
     kind: str = "wordpiece"
@@ -31,12 +30,6 @@ class TextFormat:
     def __post_init__(self) -> None:
         if self.kind not in TOKENIZER_KINDS:
             raise ValueError(f"tokenizer={self.kind!r}; choose one of: {', '.join(TOKENIZER_KINDS)}")
-
-    def join(self, tokens: list[str]) -> str:
-        """Tokens -> text; the in-graph detokenizer (TextTokenizer.detokenize) applies the same rule."""
-        if self.kind == "characters":
-            return "".join(tokens).replace(SPACE, " ")
-        return _GLUE.sub("", " ".join(tokens))
 
 
 def save_formats(path: str | Path, source: TextFormat, target: TextFormat) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from tx_keras.data.detokenizer import Detokenizer
 from tx_keras.data.text_format import SPACE, SUFFIX, TextFormat
 from tx_keras.data.text_normalization import WHITESPACE, ZERO_WIDTH
 from tx_keras.data.vocabulary import Vocabulary
@@ -29,7 +30,7 @@ class TextTokenizer(tf.Module):
         super().__init__(name=f"{text_format.kind}_tokenizer")
         self.text_format = text_format
         tokens = vocabulary.tokens
-        self._tokens = tf.constant(tokens)
+        self.detokenizer = Detokenizer(tokens, text_format.kind)
         if text_format.kind == "wordpiece":
             self._wordpiece = tf_text.FastWordpieceTokenizer(
                 tokens,
@@ -40,7 +41,7 @@ class TextTokenizer(tf.Module):
             )
         else:
             self._ids = tf.lookup.StaticHashTable(
-                tf.lookup.KeyValueTensorInitializer(self._tokens, tf.range(len(tokens), dtype=tf.int32)),
+                tf.lookup.KeyValueTensorInitializer(tokens, tf.range(len(tokens), dtype=tf.int32)),
                 default_value=Vocabulary.UNK,
             )
 
@@ -64,16 +65,8 @@ class TextTokenizer(tf.Module):
 
     def id_tokens(self, ids: tf.Tensor) -> tf.Tensor:
         """Each id's token string (same shape); PAD -> ""."""
-        ids = tf.cast(ids, tf.int32)
-        return tf.where(tf.equal(ids, Vocabulary.PAD), "", tf.gather(self._tokens, ids))
+        return self.detokenizer.tokens(ids)
 
     def detokenize(self, ids: tf.Tensor) -> tf.Tensor:
-        """(B, T) ids -> (B,) texts: tokens before the first EOS, PAD and SOS dropped, joined by the
-        same rule as `TextFormat.join`."""
-        ids = tf.cast(ids, tf.int32)
-        before_eos = tf.equal(tf.cumsum(tf.cast(tf.equal(ids, Vocabulary.EOS), tf.int32), axis=1), 0)
-        keep = before_eos & tf.not_equal(ids, Vocabulary.PAD) & tf.not_equal(ids, Vocabulary.SOS)
-        tokens = tf.ragged.boolean_mask(tf.gather(self._tokens, ids), keep)
-        if self.text_format.kind == "characters":
-            return tf.strings.regex_replace(tf.strings.reduce_join(tokens, axis=1), SPACE, " ")
-        return tf.strings.regex_replace(tf.strings.reduce_join(tokens, axis=1, separator=" "), "^##| ##", "")
+        """(B, T) ids -> (B,) texts with their original spacing (detokenizer.py)."""
+        return self.detokenizer(ids)

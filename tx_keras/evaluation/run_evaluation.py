@@ -59,7 +59,7 @@ def _teacher_forced(model: Transformer, task: Task, split: str, trainer: Mapping
 
 def _scores(task: Task, split: str, predicted: np.ndarray, suffix: str) -> tuple[dict[str, float], list[str]]:
     """Corpus BLEU/chrF of decoded ids against the split's reference texts, and the hypotheses."""
-    hypotheses = [task.detokenize_target(row) for row in predicted]
+    hypotheses = task.detokenize_targets(predicted)
     references = [reference for _, reference in task.texts(split)]
     scores = corpus_scores(hypotheses, references)
     return {f"{split}_{name}{suffix}": value for name, value in scores.items()}, hypotheses

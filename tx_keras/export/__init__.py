@@ -1,7 +1,25 @@
-"""A self-contained SavedModel: text in, translations (and attention) out, loadable without tx_keras."""
+"""A self-contained SavedModel: text in, translations (and attention) out, loadable without tx_keras.
 
-from tx_keras.export.run_export import ExportSettings, NotARunError, export_model, export_run
-from tx_keras.export.translator import Translator
-from tx_keras.export.word_codec import WordCodec
+The names below are imported on first use (PEP 562): a caller of one codec does not load the model,
+decoding and run-folder code that exporting a run needs.
+"""
 
-__all__ = ["ExportSettings", "NotARunError", "Translator", "WordCodec", "export_model", "export_run"]
+from importlib import import_module
+from typing import Any
+
+_HOMES = {
+    "ExportSettings": "tx_keras.export.run_export",
+    "NotARunError": "tx_keras.export.run_export",
+    "export_model": "tx_keras.export.run_export",
+    "export_run": "tx_keras.export.run_export",
+    "Translator": "tx_keras.export.translator",
+    "WordCodec": "tx_keras.export.word_codec",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_HOMES[name]), name)

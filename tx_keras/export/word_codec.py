@@ -6,7 +6,9 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from tx_keras.data import Vocabulary
+from tx_keras.data.detokenizer import Detokenizer
+from tx_keras.data.vocabulary import Vocabulary
+from tx_keras.special_tokens import EOS, PAD, SPECIALS, UNK
 
 
 class WordCodec(tf.Module):
@@ -21,31 +23,28 @@ class WordCodec(tf.Module):
 
     Word level: lower-case (UTF-8 aware), split on whitespace, unknown words (and typed special tokens)
     -> UNK, at most `max_source_length - 1` words then EOS. Invalid UTF-8 bytes become U+FFFD instead of
-    failing. Decoding joins words with spaces and glues a word ending in an apostrophe to the next
-    (`l' afrique` -> `l'afrique`), like `Task.detokenize_target`. Only core TensorFlow ops are used, so
-    `saved_model_cli run` works without tensorflow-text. The vocabulary files become SavedModel assets.
+    failing. Decoding is the run's own detokenizer (data/detokenizer.py, the `words` join: spaces, and a
+    word ending in an apostrophe glues to the next, `l' afrique` -> `l'afrique`), so served text is the
+    text the run was scored on. Only core TensorFlow ops are used, so `saved_model_cli run` works without
+    tensorflow-text. The source vocabulary file becomes a SavedModel asset; the target words are
+    constants of the graph.
     """
 
     requires_tensorflow_text = False
 
     def __init__(self, source_vocab_file: str | Path, target_vocab_file: str | Path, max_source_length: int):
         super().__init__(name="word_codec")
-        for path in (source_vocab_file, target_vocab_file):
-            Vocabulary.from_file(path)  # refuses a file whose specials are not where the ids expect them
+        Vocabulary.from_file(source_vocab_file)  # refuses a file whose specials are not where ids expect them
+        target_words = Vocabulary.from_file(target_vocab_file).tokens
         self.max_source_length = max_source_length
         line = tf.lookup.TextFileIndex
         self._source_ids = tf.lookup.StaticHashTable(
             tf.lookup.TextFileInitializer(
                 str(source_vocab_file), tf.string, line.WHOLE_LINE, tf.int64, line.LINE_NUMBER
             ),
-            default_value=Vocabulary.UNK,
+            default_value=UNK,
         )
-        self._target_words = tf.lookup.StaticHashTable(
-            tf.lookup.TextFileInitializer(
-                str(target_vocab_file), tf.int64, line.LINE_NUMBER, tf.string, line.WHOLE_LINE
-            ),
-            default_value=Vocabulary.SPECIALS[Vocabulary.UNK],
-        )
+        self._detokenizer = Detokenizer(target_words, "words")
 
     def _words(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """(B,) strings -> ragged (B, None) lower-cased words, cut to leave room for EOS."""
@@ -61,21 +60,16 @@ class WordCodec(tf.Module):
         words = self._words(texts)
         ids = tf.cast(tf.ragged.map_flat_values(self._source_ids.lookup, words), tf.int32)
         # A typed "<pad>", "<sos>" or "<eos>" is an unknown word, not a control token.
-        ids = tf.ragged.map_flat_values(lambda i: tf.where(i <= Vocabulary.EOS, Vocabulary.UNK, i), ids)
-        ids = self._with_eos(ids, Vocabulary.EOS)
-        return ids.to_tensor(Vocabulary.PAD, shape=[None, self.max_source_length])
+        ids = tf.ragged.map_flat_values(lambda i: tf.where(i <= EOS, UNK, i), ids)
+        ids = self._with_eos(ids, EOS)
+        return ids.to_tensor(PAD, shape=[None, self.max_source_length])
 
     def source_tokens(self, texts: tf.Tensor) -> tf.Tensor:
-        tokens = self._with_eos(self._words(texts), Vocabulary.SPECIALS[Vocabulary.EOS])
+        tokens = self._with_eos(self._words(texts), SPECIALS[EOS])
         return tokens.to_tensor("", shape=[None, self.max_source_length])
 
     def target_tokens(self, ids: tf.Tensor) -> tf.Tensor:
-        ids = tf.cast(ids, tf.int64)
-        return tf.where(tf.equal(ids, Vocabulary.PAD), "", self._target_words.lookup(ids))
+        return self._detokenizer.tokens(ids)
 
     def decode(self, ids: tf.Tensor) -> tf.Tensor:
-        ids = tf.cast(ids, tf.int64)
-        before_eos = tf.equal(tf.cumsum(tf.cast(tf.equal(ids, Vocabulary.EOS), tf.int32), axis=1), 0)
-        keep = before_eos & tf.not_equal(ids, Vocabulary.PAD) & tf.not_equal(ids, Vocabulary.SOS)
-        words = tf.ragged.boolean_mask(self._target_words.lookup(ids), keep)
-        return tf.strings.regex_replace(tf.strings.reduce_join(words, axis=1, separator=" "), "' ", "'")
+        return self._detokenizer(ids)

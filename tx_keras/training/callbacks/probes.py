@@ -33,7 +33,7 @@ class Probes:
             decoder_input=decoder_input,
             source_tokens=[words(task.source_vocab, row, keep_eos=True) for row in source],
             target_tokens=[words(task.target_vocab, row, keep_eos=False) for row in decoder_input],
-            references=[task.detokenize_target(row) for row in target],
+            references=task.detokenize_targets(target),
         )
 
     def __len__(self) -> int:
