@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tx_keras.beam_search import beam_search_decoder, length_penalty
 from tx_keras.data import Vocabulary
-from tx_keras.decoding import cached_greedy_decoder, decode_in_batches
+from tx_keras.decoding.batches import decode_in_batches
+from tx_keras.decoding.beam_search import beam_search_decoder, length_penalty
+from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.models import Transformer
 
 

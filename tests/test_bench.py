@@ -13,14 +13,14 @@ import tensorflow as tf
 
 from tx_keras.benchmark import peers
 from tx_keras.benchmark.flops import PeakExceeded, forward_flops, training_flops, utilisation
-from tx_keras.benchmark.prefix_decoding import prefix_greedy_decoder
 from tx_keras.benchmark.real_path import epoch_tokens, generated_corpus
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.suite import ParityError, check_parity
 from tx_keras.benchmark.throughput import padding_share, real_tokens
 from tx_keras.cli.bench import QUICK_SIZE, main
 from tx_keras.data import Vocabulary, make_dataset
-from tx_keras.decoding import cached_greedy_decoder
+from tx_keras.decoding.cached_greedy import cached_greedy_decoder
+from tx_keras.decoding.greedy import greedy_decoder
 
 
 def test_flops_count_the_matmuls_of_the_default_size():
@@ -99,7 +99,7 @@ def test_prefix_baseline_decodes_the_cached_decoders_tokens(copy_model):
     cached = cached_greedy_decoder(model, length)(source).numpy()
     stops = {row.tolist().index(Vocabulary.EOS) for row in cached if Vocabulary.EOS in row}
     assert len(stops) > 1, "sentences of several lengths, so the early stop and the padding after EOS count"
-    np.testing.assert_array_equal(prefix_greedy_decoder(model, length)(source).numpy(), cached)
+    np.testing.assert_array_equal(greedy_decoder(model, length)(source).numpy(), cached)
 
 
 def test_prefix_baseline_runs_the_full_length_when_eos_is_unreachable():
@@ -108,7 +108,7 @@ def test_prefix_baseline_runs_the_full_length_when_eos_is_unreachable():
     bias = model.projection.bias
     bias.assign(tf.tensor_scatter_nd_update(bias, [[Vocabulary.EOS]], [-1e4]))
     source = tf.constant(np.random.default_rng(0).integers(4, 30, (5, 8)), tf.int32)
-    prefix = prefix_greedy_decoder(model, 12)(source).numpy()
+    prefix = greedy_decoder(model, 12)(source).numpy()
     assert prefix.shape == (5, 12)
     np.testing.assert_array_equal(prefix, cached_greedy_decoder(model, 12)(source).numpy())
 

@@ -8,7 +8,8 @@ import pytest
 from keras import ops
 
 from tx_keras.layers import POSITION_KINDS, TokenAndPositionEmbedding
-from tx_keras.layers.embedding import sinusoidal_positions
+from tx_keras.layers.sinusoidal_positions import sinusoidal_positions
+from tx_keras.models.components import ComponentError
 
 IDS = np.array([[5, 3, 7, 0, 0], [1, 2, 3, 4, 9]], dtype="int32")
 
@@ -66,7 +67,7 @@ def test_learned_positions_add_a_trainable_table():
     y = ops.convert_to_numpy(layer(IDS))
     assert len(layer.trainable_weights) == 2
     assert sorted(tuple(w.shape) for w in layer.trainable_weights) == [(8, 4), (10, 4)]
-    positions = layer._learned.get_weights()[0]
+    positions = layer._positions.get_weights()[0]
     np.testing.assert_allclose(y, _tokens(layer)[IDS] * 2.0 + positions[None, :5], atol=1e-6)
     # The same token at different positions gets different vectors.
     same = ops.convert_to_numpy(layer(np.array([[4, 4, 4]], "int32")))
@@ -109,10 +110,30 @@ def test_mask_propagates_in_a_functional_model():
 
 
 def test_unknown_positions_raise_with_choices():
-    with pytest.raises(ValueError, match="positions='rotary'") as error:
-        TokenAndPositionEmbedding(vocab_size=10, d_model=4, max_length=8, positions="rotary")
+    with pytest.raises(ComponentError, match="'rotated'") as error:
+        TokenAndPositionEmbedding(vocab_size=10, d_model=4, max_length=8, positions="rotated")
     for kind in POSITION_KINDS:
         assert kind in str(error.value)
+
+
+def test_learned_positions_keep_their_weight_path():
+    """Checkpoints of runs with positions=learned name the table embedding/positions/embeddings."""
+    layer = TokenAndPositionEmbedding(
+        vocab_size=10, d_model=4, max_length=8, positions="learned", name="embedding"
+    )
+    layer.build((2, 5))
+    assert [weight.path for weight in layer.weights] == [
+        "embedding/tokens/embeddings",
+        "embedding/positions/embeddings",
+    ]
+
+
+@pytest.mark.parametrize("positions", ["none", "rotary"])
+def test_nothing_is_added_without_additive_positions(positions):
+    """Rotary positions act inside self-attention: the embedding is the scaled tokens alone."""
+    layer = TokenAndPositionEmbedding(vocab_size=10, d_model=4, max_length=8, positions=positions)
+    np.testing.assert_allclose(ops.convert_to_numpy(layer(IDS)), _tokens(layer)[IDS] * 2.0, atol=1e-6)
+    assert len(layer.weights) == 1
 
 
 @pytest.mark.parametrize("positions", POSITION_KINDS)
@@ -163,11 +184,11 @@ def test_keras_save_load(tmp_path, positions):
 
 
 @pytest.mark.parametrize("positions", ["sinusoidal", "learned", "none"])
-def test_start_embeds_one_token_at_its_position(positions):
+def test_start_index_embeds_one_token_at_its_position(positions):
     """A cached decoder embeds the single new token at position t; it must get row t of the full call."""
     layer = TokenAndPositionEmbedding(vocab_size=10, d_model=4, max_length=8, positions=positions)
     ids = np.array([[1, 5, 7, 2, 9], [3, 4, 0, 0, 0]], dtype="int32")
     full = ops.convert_to_numpy(layer(ids))
     for t in range(ids.shape[1]):
-        one = ops.convert_to_numpy(layer(ids[:, t : t + 1], start=t))
+        one = ops.convert_to_numpy(layer(ids[:, t : t + 1], start_index=t))
         np.testing.assert_allclose(one[:, 0], full[:, t], atol=1e-6)

@@ -308,17 +308,28 @@ def test_symbolic_call_returns_attention_scores(impl):
 
 
 @pytest.mark.parametrize("impl", ["fused", "looped"])
-def test_attend_over_projected_keys_equals_call(impl):
-    """A decoding cache stores `project_key_value` output; `attend` over it must give `call`'s numbers."""
+def test_a_filled_cross_attention_cache_read_as_it_is_equals_call(impl):
+    """Decoding fills a cache from the encoder output once (cache_update_index=0) and then reads it as it
+    is (no index): both must give `call`'s numbers, the cache in the (B, 2, h, Ts, d_k) layout."""
     layer = ATTENTION_IMPLEMENTATIONS[impl](num_heads=4, d_model=16)
     rng = np.random.default_rng(0)
     query = rng.normal(size=(2, 3, 16)).astype("float32")
     memory = rng.normal(size=(2, 5, 16)).astype("float32")
     key_mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)
     expected, expected_weights = layer(query, memory, key_mask=key_mask, return_attention_scores=True)
-    keys, values = layer.project_key_value(memory)
-    assert tuple(keys.shape) == tuple(values.shape) == (2, 4, 5, 4)
-    outputs, weights = layer.attend(query, keys, values, key_mask=key_mask)
+    empty = np.zeros((2, 2, 4, 5, 4), "float32")
+    filled, _, cache = layer(
+        query[:, :1],
+        memory,
+        key_mask=key_mask,
+        return_attention_scores=True,
+        cache=empty,
+        cache_update_index=0,
+    )
+    assert tuple(cache.shape) == (2, 2, 4, 5, 4)
+    np.testing.assert_allclose(ops.convert_to_numpy(filled), ops.convert_to_numpy(expected)[:, :1], atol=1e-5)
+    outputs, weights, unchanged = layer(query, key_mask=key_mask, return_attention_scores=True, cache=cache)
+    np.testing.assert_array_equal(ops.convert_to_numpy(unchanged), ops.convert_to_numpy(cache))
     np.testing.assert_allclose(ops.convert_to_numpy(outputs), ops.convert_to_numpy(expected), atol=1e-5)
     np.testing.assert_allclose(
         ops.convert_to_numpy(weights), ops.convert_to_numpy(expected_weights), atol=1e-6

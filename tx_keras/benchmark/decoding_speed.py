@@ -12,12 +12,13 @@ import numpy as np
 import tensorflow as tf
 
 from tx_keras.benchmark import peers
-from tx_keras.benchmark.prefix_decoding import prefix_greedy_decoder
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.data import Vocabulary
-from tx_keras.decoding import cached_greedy_decoder
+from tx_keras.decoding.cached_greedy import cached_greedy_decoder
+from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.export.run_export import SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE, ExportSettings, export_model
 from tx_keras.models import Transformer
+from tx_keras.special_tokens import EOS, SPECIALS
 
 
 def _median_rate(decode: Callable[[], object], tokens: int, repeats: int) -> float:
@@ -35,7 +36,7 @@ def decoding_model(size: BenchSize, max_output: int) -> Transformer:
     untrained model would otherwise stop at a random step and the timings would measure luck)."""
     model = peers.ours(size, max_target_length=max_output)
     bias = model.projection.bias
-    bias.assign(tf.tensor_scatter_nd_update(bias, [[Vocabulary.EOS]], [-1e4]))
+    bias.assign(tf.tensor_scatter_nd_update(bias, [[EOS]], [-1e4]))
     return model
 
 
@@ -48,7 +49,7 @@ def decoding_rates(model: Transformer, size: BenchSize, outputs: int, repeats: i
     )
     tokens = size.batch * outputs
     decoders = {
-        "prefix": prefix_greedy_decoder(model, outputs),
+        "prefix": greedy_decoder(model, outputs),
         "cached": cached_greedy_decoder(model, outputs),
     }
     for decode in decoders.values():
@@ -66,7 +67,7 @@ def decoding_rates(model: Transformer, size: BenchSize, outputs: int, repeats: i
 
 def saved_model_rate(model: Transformer, size: BenchSize, repeats: int) -> float:
     """Tokens/s of the exported SavedModel's `translate` (text in, text out, cached greedy decoding)."""
-    words = [f"w{i}" for i in range(size.vocab - len(Vocabulary.SPECIALS))]
+    words = [f"w{i}" for i in range(size.vocab - len(SPECIALS))]
     rng = np.random.default_rng(0)
     texts = tf.constant([" ".join(rng.choice(words, size.length - 1)) for _ in range(size.batch)])
     with tempfile.TemporaryDirectory() as folder:

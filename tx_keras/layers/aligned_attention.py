@@ -9,7 +9,6 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from tx_keras.layers.attention import combine_masks
 from tx_keras.layers.multi_head_base import MultiHeadBase
 
 # `model.attention`: full (softmax attention by content, fused or looped) or none (this layer).
@@ -38,7 +37,9 @@ class AlignedAttention(MultiHeadBase):
     reads itself, cross-attention decoder position t reads encoder position t (the last source word once
     the target is longer). The value and output projections W_v, W_o remain (same layout as the fused
     `MultiHeadAttention`), so a block keeps its sublayer and only the context is gone; there are no W_q,
-    W_k. Same call signature and outputs as the other forms, weights (B, h, Tq, Tk) one-hot.
+    W_k. Same call (see `MultiHeadBase`) and outputs as the other forms, weights (B, h, Tq, Tk) one-hot;
+    no rotary positions (there are no queries or keys to rotate). While decoding, the cross-attention
+    reads a filled cache, so the decoder passes where the queries sit as `query_start`.
 
     Example:
         >>> y = AlignedAttention(num_heads=4, d_model=32)(x)  # y[:, t] depends on x[:, t] only
@@ -75,59 +76,26 @@ class AlignedAttention(MultiHeadBase):
             self.output_bias = self.add_weight(name="output_bias", shape=(self.d_model,), initializer="zeros")
         self.built = True
 
-    def _weight(self, name: str):
-        """In the compute dtype also outside `__call__` (the decoding methods), as in the fused form."""
-        return ops.cast(getattr(self, name), self.compute_dtype)
-
-    def _values(self, value):
-        """(B, T, d) -> (B, h, T, d_k)."""
-        projected = ops.einsum("btd,dhk->bhtk", value, self._weight("value_kernel"))
+    def _project(self, query, value, key) -> tuple:
+        """No W_q, W_k: the queries are the inputs themselves (only their positions count) and the
+        values stand in for the keys in the cache layout the other forms share."""
+        if value is None:
+            return query, None, None
+        projected = ops.einsum("btd,dhk->bhtk", value, self.value_kernel)
         if self.use_bias:
-            projected = projected + ops.expand_dims(self._weight("value_bias"), 1)
-        return projected
+            projected = projected + ops.expand_dims(self.value_bias, 1)
+        return query, projected, projected
 
-    def _read(self, weights, values, training=None):
-        """Aligned weights (B or 1, Tq, Tk) over projected values (B, h, Tk, d_k) -> outputs (B, Tq, d)
-        and the weights as every head's (B, h, Tq, Tk)."""
+    def _read(self, queries, keys, values, mask, query_start, training) -> tuple:
+        """Aligned one-hot weights over the values: outputs (B, Tq, d) and every head's (B, h, Tq, Tk)."""
         shape = ops.shape(values)
+        weights = aligned_weights(ops.shape(queries)[1], shape[2], mask, query_start)
         weights = ops.broadcast_to(
             ops.expand_dims(ops.cast(weights, values.dtype), 1),
             (shape[0], self.num_heads, ops.shape(weights)[-2], shape[2]),
         )
         heads = ops.matmul(self._dropout(weights, training=training), values)
-        outputs = ops.einsum("bhtk,hkd->btd", heads, self._weight("output_kernel"))
+        outputs = ops.einsum("bhtk,hkd->btd", heads, self.output_kernel)
         if self.use_bias:
-            outputs = outputs + self._weight("output_bias")
+            outputs = outputs + self.output_bias
         return outputs, weights
-
-    def call(
-        self,
-        query,
-        value=None,
-        key=None,
-        attention_mask=None,
-        key_mask=None,
-        use_causal_mask=False,
-        return_attention_scores=False,
-        training=None,
-    ):
-        value = query if value is None else value
-        query_length, key_length = ops.shape(query)[1], ops.shape(value)[1]
-        mask = combine_masks(query_length, key_length, attention_mask, key_mask, use_causal_mask)
-        outputs, weights = self._read(
-            aligned_weights(query_length, key_length, mask), self._values(value), training
-        )
-        return (outputs, weights) if return_attention_scores else outputs
-
-    def project_key_value(self, value):
-        """The decoding cache's (keys, values) layout of the other forms; there are no keys, so the values
-        stand in for them."""
-        values = self._values(value)
-        return values, values
-
-    def attend(self, query, keys, values, key_mask=None, query_position=0):
-        """Decoding-time read of `values` (B, h, Tk, d_k) for the queries (B, Tq, d) starting at
-        `query_position`; the queries' content is not used, only where they are."""
-        mask = None if key_mask is None else combine_masks(1, 1, key_mask=key_mask)
-        weights = aligned_weights(ops.shape(query)[1], ops.shape(values)[2], mask, query_position)
-        return self._read(weights, values)

@@ -11,14 +11,17 @@ from keras import ops
 _MASKED_SCORE = -1e9
 
 
-def causal_mask(query_length: int, key_length: int):
-    """Boolean (Tq, Tk) mask, True where query t may see key j (j <= t): no reading the future."""
-    rows = ops.expand_dims(ops.arange(query_length), 1)
+def causal_mask(query_length: int, key_length: int, query_start=0):
+    """Boolean (Tq, Tk) mask, True where query i, at position `query_start + i`, may see key j (j <= that
+    position): no reading the future. `query_start` > 0 when new queries read a decoding cache."""
+    rows = ops.expand_dims(ops.arange(query_length) + query_start, 1)
     cols = ops.expand_dims(ops.arange(key_length), 0)
     return ops.greater_equal(rows, cols)
 
 
-def combine_masks(query_length: int, key_length: int, attention_mask=None, key_mask=None, causal=False):
+def combine_masks(
+    query_length: int, key_length: int, attention_mask=None, key_mask=None, causal=False, query_start=0
+):
     """Merge the three ways a key can be hidden into one boolean (B or 1, Tq, Tk) mask, or None."""
     mask = None
     if attention_mask is not None:
@@ -27,7 +30,7 @@ def combine_masks(query_length: int, key_length: int, attention_mask=None, key_m
         keys = ops.expand_dims(ops.cast(key_mask, "bool"), 1)
         mask = keys if mask is None else ops.logical_and(mask, keys)
     if causal:
-        future = ops.expand_dims(causal_mask(query_length, key_length), 0)
+        future = ops.expand_dims(causal_mask(query_length, key_length, query_start), 0)
         mask = future if mask is None else ops.logical_and(mask, future)
     return mask
 

@@ -5,21 +5,12 @@ from __future__ import annotations
 import math
 
 import keras
-import numpy as np
 from keras import ops
 
-POSITION_KINDS = ("sinusoidal", "learned", "none")
+from tx_keras.models.components import BUILTINS, resolve, rotates_queries_and_keys
 
-
-def sinusoidal_positions(length: int, depth: int) -> np.ndarray:
-    """The paper's table: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(same), interleaved."""
-    positions = np.arange(length)[:, None]
-    rates = 1.0 / np.power(10000.0, (2 * (np.arange(depth) // 2)) / depth)
-    angles = positions * rates[None, :]
-    table = np.zeros((length, depth), dtype="float32")
-    table[:, 0::2] = np.sin(angles[:, 0::2])
-    table[:, 1::2] = np.cos(angles[:, 1::2])
-    return table
+# `model.positions`' built-in names (or a user's import path; tx_keras/models/components.py).
+POSITION_KINDS = tuple(BUILTINS["positions"])
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
@@ -30,7 +21,9 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         vocab_size: number of token ids (id 0 is padding).
         d_model: embedding width.
         max_length: longest sequence (size of the position table).
-        positions: "sinusoidal" (fixed, the paper), "learned" (a trained table) or "none".
+        positions: "sinusoidal" (fixed, the paper), "learned" (a trained table), "none", "rotary" (nothing
+            added here: the attention rotates queries and keys) or a user's class by import path, built as
+            `cls(max_length, d_model, name=, dtype=)` and called as `cls(hidden, start_index)`.
         scale: multiply token embeddings by sqrt(d_model) so they are not drowned by the positions.
         mask_zero: id 0 is padding; the layer emits a (B, T) mask that Keras propagates.
     """
@@ -46,11 +39,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if positions not in POSITION_KINDS:
-            raise ValueError(
-                f"positions={positions!r} is not a positional encoding; "
-                f"choose one of: {', '.join(POSITION_KINDS)}"
-            )
+        positions_class = resolve("positions", positions)
         self.vocab_size = vocab_size
         self.d_model = d_model
         self.max_length = max_length
@@ -59,17 +48,15 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         self.mask_zero = mask_zero
         self.supports_masking = mask_zero
         self._tokens = keras.layers.Embedding(vocab_size, d_model, name="tokens", dtype=self.dtype_policy)
-        self._learned = (
-            keras.layers.Embedding(max_length, d_model, name="positions", dtype=self.dtype_policy)
-            if positions == "learned"
-            else None
+        adds = positions_class is not None and not rotates_queries_and_keys(positions_class)
+        self._positions = (
+            positions_class(max_length, d_model, name="positions", dtype=self.dtype_policy) if adds else None
         )
-        self._table = sinusoidal_positions(max_length, d_model) if positions == "sinusoidal" else None
 
     def build(self, input_shape):
         self._tokens.build(input_shape)
-        if self._learned is not None:
-            self._learned.build((None,))
+        if self._positions is not None:
+            self._positions.build((*input_shape, self.d_model))
         self.built = True
 
     @property
@@ -77,17 +64,13 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         """The (vocab_size, d_model) token embeddings: a tied output projection reuses them as its weights."""
         return self._tokens.embeddings
 
-    def call(self, ids, start=0):
-        """`start` is the position of the first id: a cached decoder embeds one new token at position t."""
+    def call(self, ids, start_index=0):
+        """`start_index` is the position of the first id: a cached decoder embeds new tokens from there."""
         embedded = self._tokens(ids)
         if self.scale:
             embedded = embedded * ops.cast(math.sqrt(self.d_model), embedded.dtype)
-        positions = ops.arange(ops.shape(ids)[1]) + start
-        if self._learned is not None:
-            embedded = embedded + self._learned(positions)[None]
-        elif self._table is not None:
-            table = ops.cast(ops.convert_to_tensor(self._table), embedded.dtype)
-            embedded = embedded + ops.take(table, positions, axis=0)[None]
+        if self._positions is not None:
+            embedded = self._positions(embedded, start_index=start_index)
         return embedded
 
     def compute_mask(self, ids, mask=None):

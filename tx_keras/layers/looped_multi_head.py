@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from tx_keras.layers.attention import SelfAttention, combine_masks, scaled_dot_product_attention
+from tx_keras.layers.attention import SelfAttention, scaled_dot_product_attention
 from tx_keras.layers.multi_head import MultiHeadAttention
 from tx_keras.layers.multi_head_base import MultiHeadBase
 
@@ -14,9 +14,10 @@ from tx_keras.layers.multi_head_base import MultiHeadBase
 class LoopedMultiHeadAttention(MultiHeadBase):
     """h `SelfAttention` heads, each with its own Wq_i, Wk_i, Wv_i, run one after another.
 
-    Same function and call signature as the fused `MultiHeadAttention` (what runs by default), but
-    readable: `head_i = SelfAttention_i(x)`, `concat(head_1..head_h) @ W_o`. `copy_from(fused)` loads a
-    fused layer's weights so both forms can be compared number for number.
+    Same function and call (masks, rotary positions, decoding cache: see `MultiHeadBase`) as the fused
+    `MultiHeadAttention` (what runs by default), but readable: head i projects with its own Wq_i, Wk_i,
+    Wv_i, attends on its own, `concat(head_1..head_h) @ W_o`. `copy_from(fused)` loads a fused layer's
+    weights so both forms can be compared number for number.
     """
 
     def __init__(
@@ -26,9 +27,12 @@ class LoopedMultiHeadAttention(MultiHeadBase):
         dropout: float = 0.0,
         use_bias: bool = True,
         kernel_initializer: str = "glorot_uniform",
+        position_rotation: keras.layers.Layer | None = None,
         **kwargs,
     ):
-        super().__init__(num_heads, d_model, dropout, use_bias, kernel_initializer, **kwargs)
+        super().__init__(
+            num_heads, d_model, dropout, use_bias, kernel_initializer, position_rotation, **kwargs
+        )
         self._heads = [
             SelfAttention(
                 self.key_dim,
@@ -54,48 +58,23 @@ class LoopedMultiHeadAttention(MultiHeadBase):
         self._output.build((*query_shape[:-1], self.d_model))
         self.built = True
 
-    def call(
-        self,
-        query,
-        value=None,
-        key=None,
-        attention_mask=None,
-        key_mask=None,
-        use_causal_mask=False,
-        return_attention_scores=False,
-        training=None,
-    ):
-        heads, weights = [], []
-        for head in self._heads:
-            output, weight = head(
-                query,
-                value,
-                key,
-                attention_mask=attention_mask,
-                key_mask=key_mask,
-                use_causal_mask=use_causal_mask,
-                training=training,
-            )
-            heads.append(output)
-            weights.append(weight)
-        outputs = self._output(ops.concatenate(heads, axis=-1))
-        return (outputs, ops.stack(weights, axis=1)) if return_attention_scores else outputs
+    def _project(self, query, value, key) -> tuple:
+        """Head i's Wq_i x, Wk_i x, Wv_i x, stacked into the (B, h, T, d_k) layout the cache shares."""
 
-    def project_key_value(self, value):
-        """(B, T, d) -> keys and values (B, h, T, d_k), every head's Wk_i x and Wv_i x stacked: the
-        decoding cache's layout, shared with the fused form."""
-        keys = ops.stack([head._key(value) for head in self._heads], axis=1)
-        values = ops.stack([head._value(value) for head in self._heads], axis=1)
-        return keys, values
+        def each_head(dense_name: str, inputs):
+            return ops.stack([getattr(head, dense_name)(inputs) for head in self._heads], axis=1)
 
-    def attend(self, query, keys, values, key_mask=None, query_position=0):
-        """Inference-time attention of `query` (B, Tq, d) over already projected `keys`/`values`
-        (B, h, Tk, d_k), head by head; `query_position` is unused, as in the fused form.
-        Returns (outputs (B, Tq, d), weights (B, h, Tq, Tk))."""
-        mask = None if key_mask is None else combine_masks(1, 1, key_mask=key_mask)
+        if value is None:
+            return each_head("_query", query), None, None
+        return each_head("_query", query), each_head("_key", key), each_head("_value", value)
+
+    def _read(self, queries, keys, values, mask, query_start, training) -> tuple:
+        """head_i = softmax(q_i k_i^T / sqrt(d_k)) v_i, one head after another; concat(heads) @ W_o."""
         heads, weights = [], []
         for i, head in enumerate(self._heads):
-            output, weight = scaled_dot_product_attention(head._query(query), keys[:, i], values[:, i], mask)
+            output, weight = scaled_dot_product_attention(
+                queries[:, i], keys[:, i], values[:, i], mask, head._dropout, training
+            )
             heads.append(output)
             weights.append(weight)
         return self._output(ops.concatenate(heads, axis=-1)), ops.stack(weights, axis=1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from tx_keras.layers.attention import combine_masks, scaled_dot_product_attention
+from tx_keras.layers.attention import scaled_dot_product_attention
 from tx_keras.layers.multi_head_base import MultiHeadBase
 
 
@@ -27,10 +27,9 @@ class MultiHeadAttention(MultiHeadBase):
         fused_qkv: compute the query, key and value projections of self-attention (key and value of
             cross-attention) as one matmul over the concatenated kernels; same weights, same outputs,
             fewer and larger matmuls (faster on CPU).
+        position_rotation: a layer that rotates queries and keys by position (`RotaryPositions`), or None.
 
-    Call args: `query` (B, Tq, d), `value` (B, Tk, d) for cross-attention (defaults to `query`),
-    `key` (defaults to `value`), `attention_mask` (B, Tq, Tk), `key_mask` (B, Tk), `use_causal_mask`,
-    `return_attention_scores`: also return the (B, h, Tq, Tk) weights; the outputs do not change.
+    Call args and the decoding cache: see `MultiHeadBase`.
 
     Example:
         >>> mha = MultiHeadAttention(num_heads=4, d_model=32)
@@ -45,9 +44,12 @@ class MultiHeadAttention(MultiHeadBase):
         use_bias: bool = True,
         kernel_initializer: str = "glorot_uniform",
         fused_qkv: bool = False,
+        position_rotation: keras.layers.Layer | None = None,
         **kwargs,
     ):
-        super().__init__(num_heads, d_model, dropout, use_bias, kernel_initializer, **kwargs)
+        super().__init__(
+            num_heads, d_model, dropout, use_bias, kernel_initializer, position_rotation, **kwargs
+        )
         self.fused_qkv = fused_qkv
         self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
 
@@ -79,15 +81,9 @@ class MultiHeadAttention(MultiHeadBase):
             self.output_bias = self.add_weight(name="output_bias", shape=(self.d_model,), initializer="zeros")
         self.built = True
 
-    def _weight(self, name: str):
-        """A weight in the compute dtype. Inside `__call__` Keras casts it already; the decoding methods
-        (`project_key_value`, `attend`) run outside it, where a float32 weight would promote mixed
-        precision activations back to float32."""
-        return ops.cast(getattr(self, name), self.compute_dtype)
-
     def _flat_kernel(self, name: str):
         """A (d_in, h, d_k) kernel viewed as the (d_in, h * d_k) matrix of one plain matmul."""
-        return ops.reshape(self._weight(f"{name}_kernel"), (-1, self.num_heads * self.key_dim))
+        return ops.reshape(getattr(self, f"{name}_kernel"), (-1, self.num_heads * self.key_dim))
 
     def _split_heads(self, projected, heads: int):
         """(B, T, heads * d_k) -> (B, heads, T, d_k)."""
@@ -95,7 +91,7 @@ class MultiHeadAttention(MultiHeadBase):
         projected = ops.reshape(projected, (shape[0], shape[1], heads, self.key_dim))
         return ops.transpose(projected, (0, 2, 1, 3))
 
-    def _project(self, name: str, inputs):
+    def _project_one(self, name: str, inputs):
         """(B, T, d_in) -> (B, h, T, d_k): every head's projection in one matmul.
 
         Written as a 2-D matmul (as Dense is) plus a bias on the last axis, then split into heads, rather
@@ -105,7 +101,7 @@ class MultiHeadAttention(MultiHeadBase):
         """
         projected = ops.matmul(inputs, self._flat_kernel(name))
         if self.use_bias:
-            projected = projected + ops.reshape(self._weight(f"{name}_bias"), (-1,))
+            projected = projected + ops.reshape(getattr(self, f"{name}_bias"), (-1,))
         return self._split_heads(projected, self.num_heads)
 
     def _project_fused(self, inputs, names: tuple[str, ...]) -> list:
@@ -113,41 +109,29 @@ class MultiHeadAttention(MultiHeadBase):
         kernel = ops.concatenate([self._flat_kernel(name) for name in names], axis=1)
         projected = ops.matmul(inputs, kernel)
         if self.use_bias:
-            bias = ops.concatenate([ops.reshape(self._weight(f"{name}_bias"), (-1,)) for name in names], 0)
+            bias = ops.concatenate([ops.reshape(getattr(self, f"{name}_bias"), (-1,)) for name in names], 0)
             projected = projected + bias
         return ops.split(self._split_heads(projected, len(names) * self.num_heads), len(names), axis=1)
 
-    def _project_inputs(self, query, value, key) -> list:
-        """(queries, keys, values), each (B, h, T, d_k); fused when the same tensor feeds several."""
+    def _project(self, query, value, key) -> tuple:
+        """Fused into one matmul where the same tensor feeds several projections (with `fused_qkv`)."""
+        if value is None:
+            return self._project_one("query", query), None, None
         if self.fused_qkv and key is value:
             if value is query:
-                return self._project_fused(query, ("query", "key", "value"))
-            return [self._project("query", query), *self._project_fused(value, ("key", "value"))]
-        return [self._project("query", query), self._project("key", key), self._project("value", value)]
-
-    def call(
-        self,
-        query,
-        value=None,
-        key=None,
-        attention_mask=None,
-        key_mask=None,
-        use_causal_mask=False,
-        return_attention_scores=False,
-        training=None,
-    ):
-        value = query if value is None else value
-        key = value if key is None else key
-        mask = combine_masks(
-            ops.shape(query)[1], ops.shape(key)[1], attention_mask, key_mask, use_causal_mask
+                return tuple(self._project_fused(query, ("query", "key", "value")))
+            return self._project_one("query", query), *self._project_fused(value, ("key", "value"))
+        return (
+            self._project_one("query", query),
+            self._project_one("key", key),
+            self._project_one("value", value),
         )
+
+    def _read(self, queries, keys, values, mask, query_start, training) -> tuple:
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # broadcast over heads
-        heads, weights = scaled_dot_product_attention(
-            *self._project_inputs(query, value, key), mask, self._dropout, training
-        )
-        outputs = self._combine(heads)
-        return (outputs, weights) if return_attention_scores else outputs
+        heads, weights = scaled_dot_product_attention(queries, keys, values, mask, self._dropout, training)
+        return self._combine(heads), weights
 
     def _combine(self, heads):
         """Concatenating the heads and multiplying by W_o is one contraction over (head, d_k): a matmul
@@ -156,28 +140,10 @@ class MultiHeadAttention(MultiHeadBase):
         concatenated = ops.reshape(
             ops.transpose(heads, (0, 2, 1, 3)), (shape[0], shape[2], self.num_heads * self.key_dim)
         )
-        outputs = ops.matmul(concatenated, ops.reshape(self._weight("output_kernel"), (-1, self.d_model)))
+        outputs = ops.matmul(concatenated, ops.reshape(self.output_kernel, (-1, self.d_model)))
         if self.use_bias:
-            outputs = outputs + self._weight("output_bias")
+            outputs = outputs + self.output_bias
         return outputs
-
-    def project_key_value(self, value):
-        """(B, T, d) -> keys and values (B, h, T, d_k): what a decoding cache keeps, so each token's
-        projections are computed once instead of at every later step."""
-        if self.fused_qkv:
-            return tuple(self._project_fused(value, ("key", "value")))
-        return self._project("key", value), self._project("value", value)
-
-    def attend(self, query, keys, values, key_mask=None, query_position=0):
-        """Inference-time attention of `query` (B, Tq, d) over already projected `keys`/`values`
-        (B, h, Tk, d_k); `key_mask` (B, Tk) hides keys. `query_position` (where the queries sit) is part of
-        the shared interface for `AlignedAttention`; attention by content does not depend on it.
-
-        Returns (outputs (B, Tq, d), weights (B, h, Tq, Tk)).
-        """
-        mask = None if key_mask is None else ops.expand_dims(combine_masks(1, 1, key_mask=key_mask), 1)
-        heads, weights = scaled_dot_product_attention(self._project("query", query), keys, values, mask)
-        return self._combine(heads), weights
 
     def get_config(self) -> dict:
         return {**super().get_config(), "fused_qkv": self.fused_qkv}

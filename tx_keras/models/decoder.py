@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from tx_keras.layers import AlignedAttention
 from tx_keras.models.encoder import EncoderBlock
 from tx_keras.models.stack import Stack
 
@@ -28,9 +29,32 @@ class DecoderBlock(EncoderBlock):
         self._cross_attention.build(inputs_shape, memory_shape)
         self._cross_add_norm.build(inputs_shape)
 
-    def call(self, inputs, memory, target_mask=None, source_mask=None, training=None, return_attention=False):
-        """Returns the block output, plus {"self_attention": (B,h,Tt,Tt), "cross_attention": (B,h,Tt,Ts)}."""
-        outputs, self_weights = self._sublayer(
+    def call(
+        self,
+        inputs,
+        memory,
+        target_mask=None,
+        source_mask=None,
+        training=None,
+        return_attention=False,
+        self_attention_cache=None,
+        self_attention_cache_update_index=None,
+        cross_attention_cache=None,
+        cross_attention_cache_update_index=None,
+    ):
+        """Returns the block output, plus {"self_attention": (B,h,Tt,Tt), "cross_attention": (B,h,Tt,Ts)}
+        with `return_attention`, plus the updated (self_attention_cache, cross_attention_cache) when
+        decoding with caches (KerasHub's TransformerDecoder arguments).
+
+        Decoding: `inputs` are the new positions from `self_attention_cache_update_index` on, whose keys
+        and values are written into `self_attention_cache` (B, 2, h, T, d_k); `target_mask` (B, T) then
+        hides the cache's padded slots. `cross_attention_cache` (B, 2, h, Ts, d_k) is filled from `memory`
+        with `cross_attention_cache_update_index=0` and read as it is when that is None.
+        """
+        position = 0 if self_attention_cache_update_index is None else self_attention_cache_update_index
+        # Aligned cross-attention reads by position, which a filled cache does not tell it.
+        aligned = {"query_start": position} if isinstance(self._cross_attention, AlignedAttention) else {}
+        outputs, self_rest = self._sublayer(
             self._self_add_norm,
             inputs,
             lambda x: self._self_attention(
@@ -39,49 +63,33 @@ class DecoderBlock(EncoderBlock):
                 use_causal_mask=True,
                 return_attention_scores=return_attention,
                 training=training,
+                cache=self_attention_cache,
+                cache_update_index=self_attention_cache_update_index,
             ),
-            return_attention,
             training,
         )
-        outputs, cross_weights = self._sublayer(
+        outputs, cross_rest = self._sublayer(
             self._cross_add_norm,
             outputs,
             lambda x: self._cross_attention(
-                x, memory, key_mask=source_mask, return_attention_scores=return_attention, training=training
+                x,
+                memory,
+                key_mask=source_mask,
+                return_attention_scores=return_attention,
+                training=training,
+                cache=cross_attention_cache,
+                cache_update_index=cross_attention_cache_update_index,
+                **aligned,
             ),
-            return_attention,
             training,
         )
         outputs = self._feed_forward(outputs, training)
-        weights = {"self_attention": self_weights, "cross_attention": cross_weights}
-        return (outputs, weights) if return_attention else outputs
-
-    def step(self, inputs, position, cache, cross_key_values, target_mask, source_mask):
-        """One decoding step for the single new position `position` (inference only).
-
-        `inputs` (B, 1, d) is that position's input; `cache` = (keys, values) (B, h, max_length, d_k) of
-        the self-attention, written at `position` and returned; `cross_key_values` are the encoder
-        output's projections (see `Decoder.cross_key_values`); `target_mask` (B, max_length) hides
-        future and padded positions. Returns (outputs (B, 1, d), cache, cross weights (B, h, 1, Ts)):
-        the same numbers `call` gives at that position, without recomputing the earlier ones.
-        """
-        keys, values = cache
-        queries = self._self_add_norm.sublayer_input(inputs)
-        new_keys, new_values = self._self_attention.project_key_value(queries)
-        slot = ops.reshape(ops.one_hot(position, ops.shape(keys)[2], dtype=keys.dtype), (1, 1, -1, 1))
-        keys, values = keys + slot * new_keys, values + slot * new_values  # the slot was zero
-        attended, _ = self._self_attention.attend(
-            queries, keys, values, key_mask=target_mask, query_position=position
-        )
-        outputs = self._self_add_norm(inputs, attended, training=False)
-        attended, cross_weights = self._cross_attention.attend(
-            self._cross_add_norm.sublayer_input(outputs),
-            *cross_key_values,
-            key_mask=source_mask,
-            query_position=position,
-        )
-        outputs = self._cross_add_norm(outputs, attended, training=False)
-        return self._feed_forward(outputs, False), (keys, values), cross_weights
+        result = (outputs,)
+        if return_attention:
+            result += ({"self_attention": self_rest[0], "cross_attention": cross_rest[0]},)
+        if self_attention_cache is not None:
+            result += (self_rest[-1], cross_rest[-1])
+        return result if len(result) > 1 else outputs
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
@@ -97,41 +105,60 @@ class Decoder(Stack):
     def build(self, ids_shape, memory_shape):
         self._build_stack(ids_shape, memory_shape)
 
-    def call(self, ids, memory, source_mask=None, training=None, return_trace=False):
-        hidden = self._embed(ids, training)
-        return self._run_blocks(
-            hidden,
-            return_trace,
-            memory=memory,
-            target_mask=keras.ops.not_equal(ids, 0),
-            source_mask=source_mask,
-            training=training,
-        )
+    def call(
+        self,
+        ids,
+        memory,
+        source_mask=None,
+        training=None,
+        return_trace=False,
+        target_mask=None,
+        self_attention_caches=None,
+        cross_attention_caches=None,
+        cache_update_index=None,
+        cross_attention_cache_update_index=None,
+    ):
+        """Decoder states (B, Tt, d_model) of target ids (B, Tt), with the trace if `return_trace`.
 
-    def cross_key_values(self, memory) -> list:
-        """Each block's cross-attention keys and values (B, h, Ts, d_k) of the encoder output: the
-        source does not change while decoding, so they are projected once per sentence."""
-        return [block._cross_attention.project_key_value(memory) for block in self._blocks]
-
-    def empty_cache(self, batch_size, max_length: int) -> list:
-        """Zeroed self-attention (keys, values) per block, (B, h, max_length, d_k), for `step`."""
-        shape = (batch_size, self.num_heads, max_length, self.d_model // self.num_heads)
-        return [
-            (ops.zeros(shape, self.compute_dtype), ops.zeros(shape, self.compute_dtype)) for _ in self._blocks
-        ]
-
-    def step(self, ids, position, caches, cross_key_values, target_mask, source_mask):
-        """Incremental decoding: `ids` (B, 1) at `position` -> (hidden (B, 1, d), caches, per-layer cross
-        weights (B, h, 1, Ts)). The key/value cache makes a step cost one position, not all so far."""
-        hidden = self._embedding(ids, start=position)
-        new_caches, cross_weights = [], []
-        for block, cache, key_values in zip(self._blocks, caches, cross_key_values, strict=True):
-            hidden, cache, weights = block.step(hidden, position, cache, key_values, target_mask, source_mask)
-            new_caches.append(cache)
-            cross_weights.append(weights)
+        Decoding with caches (one (B, 2, h, T, d_k) self- and cross-attention cache per block; see
+        `DecoderBlock.call`): `ids` (B, Tq) are the new tokens at `cache_update_index`, `target_mask`
+        (B, T) hides the cache's padded slots. Returns (states, self_attention_caches,
+        cross_attention_caches, per-block cross-attention weights (B, h, Tq, Ts)): the numbers the
+        uncached call gives at those positions, reading one new position instead of all of them.
+        """
+        hidden = self._embed(ids, training, 0 if cache_update_index is None else cache_update_index)
+        target_mask = ops.not_equal(ids, 0) if target_mask is None else target_mask
+        if self_attention_caches is None:
+            return self._run_blocks(
+                hidden,
+                return_trace,
+                memory=memory,
+                target_mask=target_mask,
+                source_mask=source_mask,
+                training=training,
+            )
+        self_caches, cross_caches, cross_weights = [], [], []
+        for block, self_cache, cross_cache in zip(
+            self._blocks, self_attention_caches, cross_attention_caches, strict=True
+        ):
+            hidden, weights, self_cache, cross_cache = block(
+                hidden,
+                memory,
+                target_mask,
+                source_mask,
+                training=training,
+                return_attention=True,
+                self_attention_cache=self_cache,
+                self_attention_cache_update_index=cache_update_index,
+                cross_attention_cache=cross_cache,
+                cross_attention_cache_update_index=cross_attention_cache_update_index,
+            )
+            self_caches.append(self_cache)
+            cross_caches.append(cross_cache)
+            cross_weights.append(weights["cross_attention"])
         if self._final_norm is not None:
             hidden = self._final_norm(hidden)
-        return hidden, new_caches, cross_weights
+        return hidden, self_caches, cross_caches, cross_weights
 
     def compute_output_shape(self, ids_shape, memory_shape):
         return (*ids_shape, self.d_model)

@@ -8,7 +8,8 @@ import keras
 import numpy as np
 
 from tx_keras.data.vocabulary import Vocabulary
-from tx_keras.decoding import decode_in_batches, exact_match
+from tx_keras.decoding.batches import decode_in_batches
+from tx_keras.evaluation.exact_match import exact_match
 
 LOG_KEY = "val_exact_match"  # drawn as validation `epoch_accuracy/exact_match` (FlushingTensorBoard)
 

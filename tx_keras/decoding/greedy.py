@@ -1,20 +1,25 @@
-"""The uncached baseline that cached decoding is measured against: the TensorFlow tutorial's decoding."""
+"""The reference greedy decoder: the TensorFlow tutorial's decoding, with no cache."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import tensorflow as tf
 
-from tx_keras.data import Vocabulary
-from tx_keras.models import Transformer
+from tx_keras.special_tokens import EOS, SOS
+
+if TYPE_CHECKING:
+    from tx_keras.models import Transformer
 
 
-def prefix_greedy_decoder(model: Transformer, max_length: int) -> Callable[[tf.Tensor], tf.Tensor]:
-    """Greedy decoding without a cache, done with no more work than it needs: step t runs the decoder on
-    the t tokens chosen so far (SOS first) and projects only the last position onto the vocabulary, as
-    the TensorFlow Transformer tutorial does. Source ids (B, Ts) -> ids (B, max_length), 0 after EOS;
-    the same tokens as `cached_greedy_decoder` (tests/test_bench.py), which reads one position a step.
+def greedy_decoder(model: Transformer, max_length: int) -> Callable[[tf.Tensor], tf.Tensor]:
+    """A compiled greedy decoder: source ids (B, Ts) -> generated ids (B, max_length), 0 after EOS.
+
+    As the lecture describes it: step t runs the decoder's call (no cache) on the t words chosen so far
+    (SOS first), takes the last position's most likely word and feeds it back; only that position is
+    projected onto the vocabulary. The loop stops when every sentence has emitted EOS. The reference that
+    the cached decoders must match word for word, and the uncached baseline of the decoding benchmark.
     """
 
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
@@ -27,12 +32,12 @@ def prefix_greedy_decoder(model: Transformer, max_length: int) -> Callable[[tf.T
             hidden = model.decoder(words, memory, source_mask=source_mask, training=False)
             logits = model.logits(hidden[:, -1:, :])[:, 0, :]
             word = tf.where(finished, 0, tf.argmax(logits, axis=-1, output_type=tf.int32))
-            return tf.concat([words, word[:, None]], axis=1), finished | tf.equal(word, Vocabulary.EOS)
+            return tf.concat([words, word[:, None]], axis=1), finished | tf.equal(word, EOS)
 
         words, _ = tf.while_loop(
             lambda words, finished: (tf.shape(words)[1] <= max_length) & ~tf.reduce_all(finished),
             body,
-            (tf.fill([batch, 1], Vocabulary.SOS), tf.zeros([batch], tf.bool)),
+            (tf.fill([batch, 1], SOS), tf.zeros([batch], tf.bool)),
             shape_invariants=(tf.TensorShape([None, None]), tf.TensorShape([None])),
         )
         words = words[:, 1:]

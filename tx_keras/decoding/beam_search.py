@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import tensorflow as tf
 
-from tx_keras.data import Vocabulary
-from tx_keras.decoding import decode_step
-from tx_keras.models import Transformer
+from tx_keras.decoding.cached_step import decode_step, empty_caches, start_buffer
+from tx_keras.decoding.position_write import write_at
+from tx_keras.special_tokens import EOS, PAD
+
+if TYPE_CHECKING:
+    from tx_keras.models import Transformer
 
 # A score no real hypothesis reaches; finite so that sums and divisions never make NaN.
 _IMPOSSIBLE = -1e9
@@ -30,11 +34,12 @@ def beam_search_decoder(
     """A compiled beam search: source ids (B, Ts) -> the best hypothesis' ids (B, max_length), 0 after EOS.
 
     Each sentence keeps `width` hypotheses (flattened into the batch, B * width rows, each with its own
-    key/value cache). A step extends every live hypothesis by every word, ranks the candidates by
+    self-attention cache). A step extends every live hypothesis by every word, ranks the candidates by
     log-probability / length_penalty(length, alpha), keeps the best `width` and reorders the caches to
-    follow them. A finished hypothesis (it emitted EOS) stays in the beam with its score frozen, so it
-    competes with the live ones until something better appears. Width 1 is greedy decoding. With
-    `return_attention` also the best hypothesis' cross-attention (B, layers, heads, max_length, Ts).
+    follow them (the cross-attention caches are the same for a sentence's rows and stay). A finished
+    hypothesis (it emitted EOS) stays in the beam with its score frozen, so it competes with the live ones
+    until something better appears. Width 1 is greedy decoding. With `return_attention` also the best
+    hypothesis' cross-attention (B, layers, heads, max_length, Ts).
     """
     if width < 1:
         raise ValueError(f"beam width={width} must be >= 1")
@@ -46,20 +51,17 @@ def beam_search_decoder(
     def decode(source_ids: tf.Tensor):
         batch, source_length = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
         rows = batch * width
-        memory = model.encode(source_ids, training=False)
-        cross = [
-            tuple(tf.repeat(part, width, axis=0) for part in key_values)
-            for key_values in model.decoder.cross_key_values(memory)
-        ]
+        memory = tf.repeat(model.encode(source_ids, training=False), width, axis=0)
         source_mask = tf.repeat(tf.not_equal(source_ids, 0), width, axis=0)
-        buffer = tf.concat([tf.fill([rows, 1], Vocabulary.SOS), tf.zeros([rows, max_length], tf.int32)], 1)
         # All hypotheses start identical; only the first may grow, or the beam would fill with copies.
         scores = tf.tile(tf.concat([[0.0], tf.fill([width - 1], _IMPOSSIBLE)], 0)[None], [batch, 1])
         attention = tf.zeros([rows, layers, heads, max_length, source_length] if return_attention else [0])
-        only_padding = tf.where(tf.range(vocab_size) == Vocabulary.PAD, 0.0, _IMPOSSIBLE)
+        only_padding = tf.where(tf.range(vocab_size) == PAD, 0.0, _IMPOSSIBLE)
 
-        def body(position, buffer, scores, lengths, finished, caches, attention):
-            logits, caches, weights = decode_step(model, buffer, position, caches, cross, source_mask)
+        def body(position, buffer, scores, lengths, finished, caches, attention, fill_cross=False):
+            logits, (self_caches, cross_caches), weights = decode_step(
+                model, buffer, position, caches, memory, source_mask, fill_cross
+            )
             log_probs = tf.reshape(tf.nn.log_softmax(tf.cast(logits, tf.float32)), [batch, width, vocab_size])
             # A finished hypothesis can only be followed by padding, at no cost: its score stays.
             log_probs = tf.where(finished[:, :, None], only_padding, log_probs)
@@ -70,29 +72,28 @@ def beam_search_decoder(
             origin, word = best // vocab_size, best % vocab_size
             scores = tf.gather(tf.reshape(candidates, [batch, -1]), best, batch_dims=1)
             lengths = tf.gather(new_lengths, origin, batch_dims=1)
-            finished = tf.gather(finished, origin, batch_dims=1) | tf.equal(word, Vocabulary.EOS)
+            finished = tf.gather(finished, origin, batch_dims=1) | tf.equal(word, EOS)
             rows_from = tf.reshape(origin + width * tf.range(batch)[:, None], [-1])
-            caches = [tuple(tf.gather(part, rows_from) for part in cache) for cache in caches]
-            buffer = tf.gather(buffer, rows_from)
-            buffer += tf.one_hot(position + 1, max_length + 1, dtype=tf.int32)[None] * tf.reshape(
-                word, [-1, 1]
-            )
+            self_caches = [tf.gather(cache, rows_from) for cache in self_caches]
+            buffer = write_at(tf.gather(buffer, rows_from), position + 1, tf.reshape(word, [-1, 1]), axis=1)
             if return_attention:
-                slot = tf.one_hot(position, max_length)[None, None, None, :, None]
-                attention = tf.gather(attention + slot * weights[:, :, :, None, :], rows_from)
-            return position + 1, buffer, scores, lengths, finished, caches, attention
+                attention = tf.gather(
+                    write_at(attention, position, weights[:, :, :, None], axis=3), rows_from
+                )
+            return position + 1, buffer, scores, lengths, finished, (self_caches, cross_caches), attention
 
-        state = (
-            0,
-            buffer,
+        first = body(
+            tf.constant(0),
+            start_buffer(rows, max_length),
             scores,
             tf.zeros([batch, width], tf.int32),
             tf.zeros([batch, width], tf.bool),
-            model.decoder.empty_cache(rows, max_length),
+            empty_caches(model, rows, max_length, source_length),
             attention,
+            fill_cross=True,
         )
         _, buffer, scores, lengths, _, _, attention = tf.while_loop(
-            lambda position, *state: (position < max_length) & ~tf.reduce_all(state[3]), body, state
+            lambda position, *state: (position < max_length) & ~tf.reduce_all(state[3]), body, first
         )
         best = tf.argmax(scores / length_penalty(lengths, alpha), axis=1, output_type=tf.int32)
         chosen = best + width * tf.range(batch)
