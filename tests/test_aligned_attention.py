@@ -4,7 +4,8 @@ import keras
 import numpy as np
 from keras import ops
 
-from tx_keras.decoding import cached_greedy_decoder, greedy_decoder
+from tx_keras.decoding.cached_greedy import cached_greedy_decoder
+from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.layers import AlignedAttention
 from tx_keras.layers.aligned_attention import aligned_weights
 from tx_keras.models import ModelConfig, Transformer

@@ -5,9 +5,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tx_keras.data import Vocabulary
-from tx_keras.decoding import cached_greedy_decoder, decode_in_batches, decode_step, greedy_decoder
+from tx_keras.decoding.batches import decode_in_batches
+from tx_keras.decoding.cached_greedy import cached_greedy_decoder
+from tx_keras.decoding.cached_step import decode_step, empty_caches
+from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.models import ModelConfig, Transformer
+from tx_keras.special_tokens import EOS, SOS
 
 
 def test_cached_greedy_gives_exactly_the_reference_words(copy_model):
@@ -16,21 +19,21 @@ def test_cached_greedy_gives_exactly_the_reference_words(copy_model):
     reference = decode_in_batches(greedy_decoder(model, length), source)
     cached = decode_in_batches(cached_greedy_decoder(model, length), source)
     np.testing.assert_array_equal(cached, reference)
-    stopped = (reference == Vocabulary.EOS).any(axis=1)
+    stopped = (reference == EOS).any(axis=1)
     assert stopped.mean() > 0.9, "the tiny model should have learnt to stop"
-    after_eos = np.cumsum(reference == Vocabulary.EOS, axis=1) - (reference == Vocabulary.EOS) > 0
+    after_eos = np.cumsum(reference == EOS, axis=1) - (reference == EOS) > 0
     assert np.all(reference[after_eos] == 0), "nothing may follow EOS"
 
 
 def test_cached_greedy_returns_the_cross_attention_of_each_output_word(copy_model):
     model, source = copy_model
     ids, attention = cached_greedy_decoder(model, model.max_target_length, return_attention=True)(source[:4])
-    decoder_inputs = np.concatenate([np.full((4, 1), Vocabulary.SOS), ids.numpy()[:, :-1]], axis=1)
+    decoder_inputs = np.concatenate([np.full((4, 1), SOS), ids.numpy()[:, :-1]], axis=1)
     _, maps, _ = model.trace((source[:4], decoder_inputs))
     for layer in range(model.num_decoder_layers):
         expected = maps[f"cross/layer_{layer + 1}"].numpy()
         for row in range(4):
-            steps = int(np.argmax(ids.numpy()[row] == Vocabulary.EOS)) + 1  # positions decoded for this row
+            steps = int(np.argmax(ids.numpy()[row] == EOS)) + 1  # positions decoded for this row
             np.testing.assert_allclose(attention[row, layer, :, :steps], expected[row, :, :steps], atol=1e-5)
 
 
@@ -41,6 +44,10 @@ def test_cached_greedy_returns_the_cross_attention_of_each_output_word(copy_mode
         {"norm": "pre", "positions": "learned"},
         {"attention_impl": "looped", "residual": False},
         {"norm": "none", "ffn": False, "positions": "none"},
+        {"positions": "rotary"},
+        {"attention_impl": "looped", "positions": "rotary", "norm": "pre"},
+        {"attention": "none"},
+        {"fused_qkv": True, "tie_embeddings": True},
     ],
 )
 def test_each_step_gives_the_full_decoders_logits(options):
@@ -53,17 +60,14 @@ def test_each_step_gives_the_full_decoders_logits(options):
     rng = np.random.default_rng(0)
     source = rng.integers(4, 12, size=(3, 7)).astype("int32")
     source[0, 4:] = 0
-    target = np.concatenate([np.full((3, 1), Vocabulary.SOS), rng.integers(3, 11, size=(3, 5))], 1).astype(
-        "int32"
-    )
+    target = np.concatenate([np.full((3, 1), SOS), rng.integers(3, 11, size=(3, 5))], 1).astype("int32")
     target[1, 3:] = 0  # a sentence that ended: its padding stays hidden from later positions
     full = model((source, target)).numpy()
     memory = model.encode(source)
-    cross = model.decoder.cross_key_values(memory)
-    caches = model.decoder.empty_cache(3, 6)
+    caches = empty_caches(model, 3, 6, 7)
     buffer = tf.concat([target, tf.zeros([3, 1], tf.int32)], axis=1)
-    for t in range(6):
-        logits, caches, _ = decode_step(model, buffer, tf.constant(t), caches, cross, source != 0)
+    for t in range(6):  # the first step fills the cross-attention caches, the others read them
+        logits, caches, _ = decode_step(model, buffer, tf.constant(t), caches, memory, source != 0, t == 0)
         np.testing.assert_allclose(logits.numpy(), full[:, t], atol=1e-4)
 
 

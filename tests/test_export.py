@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tx_keras.beam_search import beam_search_decoder
 from tx_keras.data import build_task
+from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.export import WordCodec
 
 SIGNATURES = ["logits", "serving_default", "tokenize", "translate", "translate_with_attention"]

@@ -7,7 +7,8 @@ import keras
 import numpy as np
 from keras import ops
 
-from tx_keras.decoding import cached_greedy_decoder, greedy_decoder
+from tx_keras.decoding.cached_greedy import cached_greedy_decoder
+from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.models import ModelConfig, Transformer
 
 RNG = np.random.default_rng(1)

@@ -16,7 +16,7 @@ import keras
 from keras import layers
 
 from tx_keras.benchmark.size import BenchSize
-from tx_keras.layers.embedding import sinusoidal_positions
+from tx_keras.layers.sinusoidal_positions import sinusoidal_positions
 from tx_keras.models import ModelConfig, Transformer
 
 

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tx_keras.beam_search import beam_search_decoder
 from tx_keras.data import Task, make_dataset
-from tx_keras.decoding import exact_match
+from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.evaluation.corpus_scores import corpus_scores
+from tx_keras.evaluation.exact_match import exact_match
 from tx_keras.evaluation.length_penalty_choice import AUTO, LengthPenaltyChoice, choose_length_penalty
 from tx_keras.evaluation.sorted_decoding import decode_sorted
 from tx_keras.evaluation.translation_file import write_translations

@@ -6,7 +6,7 @@ import dataclasses
 
 import keras
 
-from tx_keras.layers import ATTENTION_KINDS, POSITION_KINDS, AddNorm, AlignedAttention
+from tx_keras.layers import ATTENTION_KINDS, AddNorm, AlignedAttention
 from tx_keras.models.components import resolve, rotates_queries_and_keys
 from tx_keras.models.model_config import ModelConfig, split_model_config
 from tx_keras.models.stack import Stack
@@ -30,8 +30,7 @@ class EncoderBlock(keras.layers.Layer):
             )
         self.config = config
         self.supports_masking = True  # the output keeps the input's padding positions
-        # TRANSITION: resolve every name once tx_keras/layers/*_positions.py (H1) exist.
-        positions = None if config.positions in POSITION_KINDS else resolve("positions", config.positions)
+        positions = resolve("positions", config.positions)
         # Rotary positions act inside self-attention, on each head's queries and keys (never cross-attention).
         self._rotation_class = positions if rotates_queries_and_keys(positions) else None
         self._self_attention = self._attention("self_attention", rotate=True)
@@ -87,13 +86,12 @@ class EncoderBlock(keras.layers.Layer):
         self.built = True
 
     @staticmethod
-    def _sublayer(add_norm: AddNorm, inputs, sublayer, return_attention: bool, training):
-        """Run one attention sublayer inside its Add + Norm; returns (outputs, weights or None)."""
+    def _sublayer(add_norm: AddNorm, inputs, sublayer, training) -> tuple:
+        """Run one attention sublayer inside its Add + Norm; returns (outputs, what the attention returned
+        after its outputs: [the weights if asked for, then the cache if given])."""
         attended = sublayer(add_norm.sublayer_input(inputs))
-        weights = None
-        if return_attention:
-            attended, weights = attended
-        return add_norm(inputs, attended, training=training), weights
+        attended, *rest = attended if isinstance(attended, tuple) else (attended,)
+        return add_norm(inputs, attended, training=training), rest
 
     def _feed_forward(self, inputs, training):
         if self._ffn is None:
@@ -109,11 +107,10 @@ class EncoderBlock(keras.layers.Layer):
             lambda x: self._self_attention(
                 x, key_mask=padding_mask, return_attention_scores=return_attention, training=training
             ),
-            return_attention,
             training,
         )
         outputs = self._feed_forward(outputs, training)
-        return (outputs, {"self_attention": weights}) if return_attention else outputs
+        return (outputs, {"self_attention": weights[0]}) if return_attention else outputs
 
     def compute_output_shape(self, inputs_shape, *other_shapes):
         return inputs_shape

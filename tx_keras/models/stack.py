@@ -61,8 +61,9 @@ class Stack(keras.layers.Layer):
             self._final_norm.build(hidden_shape)
         self.built = True
 
-    def _embed(self, ids, training):
-        return self._embedding_dropout(self._embedding(ids), training=training)
+    def _embed(self, ids, training, start_index=0):
+        """`start_index`: the position of ids[:, 0] (a decoding step's new tokens)."""
+        return self._embedding_dropout(self._embedding(ids, start_index=start_index), training=training)
 
     def _run_blocks(self, hidden, return_trace: bool, **block_kwargs):
         """Every block in turn, collecting each block's attention weights and output when asked to."""
