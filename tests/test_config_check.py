@@ -30,6 +30,8 @@ def test_default_and_preset_configs_are_valid(compose_config):
         ("data=modular_addition", "data.holdout=0.2"),
         ("data=associative_recall",),
         ("model.attention=none",),
+        ("model.positions=rotary", "model.norm=pre"),
+        ("model.attention_impl=tests.test_plugin_components.ToyAttention", "model.ffn_impl=dense"),
         ("trainer.schedule=constant", "trainer.warmup_steps=0", "trainer.learning_rate=1e-2"),
     ]:
         check_config(compose_config(*overrides))
@@ -76,6 +78,10 @@ def test_default_and_preset_configs_are_valid(compose_config):
         (
             "model.attention_impl=looped model.fused_qkv=true",
             "model.fused_qkv=true needs model.attention_impl=fused and model.attention=full",
+        ),
+        (
+            "model.positions=rotary model.d_model=6 model.num_heads=2",
+            "model.positions=rotary rotates pairs of features: d_model / num_heads = 3 must be even",
         ),
         ("model.dropout=1.5", "model.dropout=1.5 must be in [0, 1)"),
         ("data.name=wmt", "data.name='wmt' is not allowed; choose one of: translation, copy, reverse, sort"),

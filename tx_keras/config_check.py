@@ -61,9 +61,6 @@ def _component(kind: str) -> Callable[[str], str | None]:
     """A component name must resolve to a layer class (models/components.py) before anything is built."""
 
     def problem(name: str) -> str | None:
-        # TRANSITION: resolve every name once tx_keras/layers/*_positions.py (H1) exist.
-        if kind == "positions" and name in ("sinusoidal", "learned", "none"):
-            return None
         try:
             resolve(kind, name)
         except ComponentError as error:
@@ -172,14 +169,11 @@ def _check_model(model: Mapping) -> None:
             "model.fused_qkv=true needs model.attention_impl=fused and model.attention=full "
             "(the fused q/k/v matmul belongs to the fused attention layer)"
         )
-    # TRANSITION: resolve every name once tx_keras/layers/*_positions.py (H1) exist.
-    if model["positions"] not in ("sinusoidal", "learned", "none"):
-        rotary = rotates_queries_and_keys(resolve("positions", model["positions"]))
-        if rotary and (d_model // heads) % 2:
-            raise ConfigError(
-                f"model.positions={model['positions']} rotates pairs of features: d_model / num_heads = "
-                f"{d_model // heads} must be even"
-            )
+    if rotates_queries_and_keys(resolve("positions", model["positions"])) and (d_model // heads) % 2:
+        raise ConfigError(
+            f"model.positions={model['positions']} rotates pairs of features: d_model / num_heads = "
+            f"{d_model // heads} must be even"
+        )
 
 
 def check_config(cfg: Mapping) -> None:
