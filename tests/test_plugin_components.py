@@ -203,7 +203,7 @@ def _check_run(run_dir: Path, result: subprocess.CompletedProcess) -> Transforme
         cached_greedy_decoder(model, length)(source).numpy(), greedy_decoder(model, length)(source).numpy()
     )
     saved = tf.saved_model.load(str(run_dir / "export" / "saved_model"))
-    translations = saved.signatures["translate"](texts=tf.constant(["3 4 5 6", "7 8"]))["translation"]
+    translations = saved.signatures["translate"](texts=tf.constant(["s3 s4 s5 s6", "s7 s8"]))["translation"]
     assert translations.shape == (2,) and translations.dtype == tf.string
     return model
 
