@@ -30,7 +30,7 @@ def _model(name: str) -> Transformer:
     model((REFERENCE["source"][:, :2], REFERENCE["target"][:, :2]))
     weights = {variable.path.split("/", 1)[1]: variable for variable in model.weights}
     paths = [str(path) for path in REFERENCE[f"{name}:paths"]]
-    assert sorted(weights) == sorted(paths)  # the weight paths of before: old checkpoints load
+    assert list(weights) == paths  # the weight paths and order of before: old checkpoints load
     values, offset = REFERENCE[f"{name}:weights"], 0
     for path in paths:
         variable = weights[path]

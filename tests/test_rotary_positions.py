@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.layers import LoopedMultiHeadAttention, MultiHeadAttention, RotaryPositions
@@ -107,6 +108,7 @@ def test_rotary_transformer_decodes_the_same_words_cached_and_uncached(attention
     assert all(block._cross_attention.position_rotation is None for block in model.decoder._blocks)
     expected = greedy_decoder(model, 6)(source).numpy()
     np.testing.assert_array_equal(cached_greedy_decoder(model, 6)(source).numpy(), expected)
+    np.testing.assert_array_equal(beam_search_decoder(model, 6, width=1)(source).numpy(), expected)
     model.save(tmp_path / "model.keras")
     loaded = keras.models.load_model(tmp_path / "model.keras", safe_mode=True)
     np.testing.assert_array_equal(cached_greedy_decoder(loaded, 6)(source).numpy(), expected)

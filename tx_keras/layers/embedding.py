@@ -60,6 +60,13 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         self.built = True
 
     @property
+    def _learned(self) -> keras.layers.Layer | None:
+        """The positions layer if it has weights. Keras saves a layer's children under their attribute
+        names, visited in sorted order, and .keras files written before the positions classes existed
+        hold the learned table under `_learned`: this name keeps loading them (and saves the same way)."""
+        return self._positions if self._positions is not None and self._positions.weights else None
+
+    @property
     def token_table(self):
         """The (vocab_size, d_model) token embeddings: a tied output projection reuses them as its weights."""
         return self._tokens.embeddings
