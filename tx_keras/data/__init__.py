@@ -4,8 +4,7 @@ The names below are imported on first use (PEP 562), so a light caller (the conf
 `tx_keras.data.task_config`, the export codecs) does not pull in TensorFlow, tensorflow-text or tqdm.
 """
 
-from importlib import import_module
-from typing import Any
+from tx_keras.lazy_names import lazy_names
 
 _HOMES = {
     "TASKS": "tx_keras.data.task_config",
@@ -17,8 +16,4 @@ _HOMES = {
 
 __all__ = sorted(_HOMES)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(_HOMES[name]), name)
+__getattr__ = lazy_names(__name__, _HOMES)

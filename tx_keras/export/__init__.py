@@ -4,8 +4,7 @@ The names below are imported on first use (PEP 562): a caller of one codec does 
 decoding and run-folder code that exporting a run needs.
 """
 
-from importlib import import_module
-from typing import Any
+from tx_keras.lazy_names import lazy_names
 
 _HOMES = {
     "ExportSettings": "tx_keras.export.run_export",
@@ -18,8 +17,4 @@ _HOMES = {
 
 __all__ = sorted(_HOMES)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(_HOMES[name]), name)
+__getattr__ = lazy_names(__name__, _HOMES)

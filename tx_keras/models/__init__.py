@@ -7,8 +7,7 @@ components without importing the models that use them.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tx_keras.lazy_names import lazy_names
 
 _HOMES = {
     "Decoder": "tx_keras.models.decoder",
@@ -21,8 +20,4 @@ _HOMES = {
 
 __all__ = sorted(_HOMES)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_HOMES[name]), name)
+__getattr__ = lazy_names(__name__, _HOMES)
