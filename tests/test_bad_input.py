@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 
 from tests.conftest import TINY
 from tx_keras.cli import board, train
-from tx_keras.training.run_folder import write_marker
+from tx_keras.run_folder.run_marker import write_marker
 
 
 def _config(*overrides):

@@ -6,8 +6,9 @@ import keras
 import numpy as np
 import pytest
 
-from tx_keras.training.checkpoint import EpochCheckpoint, load_checkpoint, restore, save_checkpoint
-from tx_keras.training.run_folder import RunFolderError
+from tx_keras.run_folder.checkpoint import load_checkpoint, restore, save_checkpoint
+from tx_keras.run_folder.run_folder_error import RunFolderError
+from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 
 
 def _model(seed=0):

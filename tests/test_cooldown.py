@@ -8,13 +8,10 @@ import numpy as np
 import pytest
 
 from tests.conftest import TINY, tx_train
+from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, load_checkpoint
 from tx_keras.training.callbacks.cooldown_clock import CooldownClock
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
-from tx_keras.training.checkpoint import CHECKPOINT_PATH, load_checkpoint
-from tx_keras.training.constant_schedule import ConstantSchedule
-from tx_keras.training.cooldown import Cooldown
-from tx_keras.training.learning_rate import build_schedule
-from tx_keras.training.schedule import NoamSchedule
+from tx_keras.training.learning_rate import ConstantSchedule, Cooldown, NoamSchedule, build_schedule
 
 
 def test_the_factor_is_one_then_falls_linearly_to_zero():

@@ -3,7 +3,7 @@
 import tensorflow as tf
 from tensorboard.compat.proto.event_pb2 import Event
 
-from tx_keras.training.event_rollback import rollback_events
+from tx_keras.run_folder.event_rollback import rollback_events
 
 
 def _write(folder, steps, tag="epoch_loss"):

@@ -3,7 +3,8 @@
 import pytest
 
 from tx_keras.cli.resume_argv import resume_argv
-from tx_keras.training.run_folder import RunFolderError, write_marker
+from tx_keras.run_folder.run_folder_error import RunFolderError
+from tx_keras.run_folder.run_marker import write_marker
 
 
 @pytest.fixture

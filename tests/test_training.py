@@ -6,11 +6,13 @@ import pytest
 from keras import ops
 
 from tx_keras.data import Vocabulary
-from tx_keras.decoding import decode_in_batches, exact_match, greedy_decoder
+from tx_keras.decoding.batches import decode_in_batches
+from tx_keras.decoding.greedy import greedy_decoder
+from tx_keras.evaluation.exact_match import exact_match
 from tx_keras.models import ModelConfig, Transformer
+from tx_keras.training.learning_rate import NoamSchedule
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
-from tx_keras.training.schedule import NoamSchedule
 
 
 def test_noam_schedule_warms_up_then_decays():

@@ -13,8 +13,7 @@ from tx_keras.data.task_config import task_config
 from tx_keras.layers import ATTENTION_KINDS, NORM_MODES
 from tx_keras.models.components import ComponentError, resolve, rotates_queries_and_keys
 from tx_keras.models.model_config import FIELDS, ModelConfig
-from tx_keras.training.learning_rate import SCHEDULES
-from tx_keras.training.precision import PRECISIONS
+from tx_keras.training.choices import PRECISIONS, SCHEDULES
 from tx_keras.user_error import UserError
 
 # The summary metrics a run can return to a sweeper.

@@ -16,10 +16,11 @@ from omegaconf import OmegaConf
 
 from tx_keras.data import Vocabulary, make_dataset
 from tx_keras.models import ModelConfig, Transformer
+from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH
 from tx_keras.runtime.allocator import configure_allocator
+from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
-from tx_keras.training.checkpoint import EpochCheckpoint
 from tx_keras.training.precision import precision_policy
 
 PRESET = "tatoeba_small"
@@ -157,7 +158,7 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
             keras.callbacks.TerminateOnNaN(),
             EpochVariable(epoch),
             FlushingTensorBoard(log_dir=folder, update_freq="epoch", write_graph=False, profile_batch=0),
-            EpochCheckpoint(Path(folder) / "checkpoints" / "last.npz", 1, 2),
+            EpochCheckpoint(Path(folder) / CHECKPOINT_PATH, 1, 2),
             clock,
         ]
         model.fit(dataset, epochs=2, callbacks=callbacks, shuffle=False, verbose=0)

@@ -3,7 +3,6 @@ rule judges."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from tx_keras.claims.event_scalars import accuracy_curve, diagnostics_at_init, s
 from tx_keras.claims.seed_statistics import SeedStats
 from tx_keras.claims.settings import Setting, make_setting, value_of
 from tx_keras.comparison import RunRecord, collect_runs
-from tx_keras.training.summary import read_summary
+from tx_keras.run_folder.summary import summary_or_none
 
 
 @dataclass(frozen=True)
@@ -32,10 +31,7 @@ def load_runs(sweep_dir: Path) -> list[ClaimRun]:
     runs = []
     for record in collect_runs(sweep_dir):
         knobs = dict(record.overrides)
-        try:
-            config = read_summary(record.path).get("config", {})
-        except (OSError, json.JSONDecodeError):
-            config = {}
+        config = (summary_or_none(record.path) or {}).get("config", {})
         seed = knobs.pop("seed", str(config.get("seed", 0)))
         runs.append(ClaimRun(record, make_setting(knobs), seed, config))
     return runs

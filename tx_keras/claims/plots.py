@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 
 from tx_keras.claims.seed_statistics import SeedStats
 from tx_keras.claims.settings import Setting, label, short_label
+from tx_keras.run_folder.atomic_write import write_figure
 
 # One line per setting: {setting: {layer name: mean over seeds}}.
 LayerValues = Mapping[Setting, Mapping[str, float]]
@@ -49,7 +50,7 @@ def plot_metric(stats: Mapping[Setting, SeedStats], knobs: tuple[str, ...], metr
     axes.set_ylim(-0.02, 1.02)
     axes.grid(axis="y", alpha=0.3)
     figure.tight_layout()
-    figure.savefig(path)
+    write_figure(path, figure)
 
 
 def layer_series(values: Mapping[str, float]) -> dict[str, tuple[list[int], list[float]]]:
@@ -84,7 +85,7 @@ def plot_layers(values: LayerValues, knobs: tuple[str, ...], ylabel: str, path: 
         if axes.lines:
             axes.legend(fontsize=6)
     figure.tight_layout()
-    figure.savefig(path)
+    write_figure(path, figure)
 
 
 def plot_curves(
@@ -106,4 +107,4 @@ def plot_curves(
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7)
     figure.tight_layout()
-    figure.savefig(path)
+    write_figure(path, figure)

@@ -11,6 +11,7 @@ from tx_keras.claims.assessment import Assessment
 from tx_keras.claims.settings import Setting, value_of
 from tx_keras.claims.verdicts import steps_text
 from tx_keras.claims.welch_test import ALPHA, POWER, detectable_effect, least_significant
+from tx_keras.run_folder.atomic_write import write_text
 
 
 def _cell(setting: Setting, knob: str) -> str:
@@ -78,6 +79,4 @@ def write_report(assessments: list[Assessment], out_dir: Path) -> Path:
     ]
     lines += [f"| {a.claim.title} | **{a.verdict.outcome}** | `{a.sweep_dir}` |" for a in assessments]
     body = "\n".join(lines) + "\n\n" + "\n".join(section(i + 1, a) for i, a in enumerate(assessments))
-    path = out_dir / "report.md"
-    path.write_text(body, encoding="utf-8")
-    return path
+    return write_text(out_dir / "report.md", body)

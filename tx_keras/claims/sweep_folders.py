@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omegaconf import OmegaConf
-
 from tx_keras.claims.definitions import CLAIMS
 from tx_keras.comparison import collect_runs
+from tx_keras.run_folder.overrides import read_overrides
 from tx_keras.user_error import UserError
 
 
@@ -19,10 +18,10 @@ class ClaimsError(UserError):
 def claim_of(sweep_dir: Path) -> str | None:
     """The claim a sweep folder ran: its jobs' `sweep=claim_<name>` override, else a folder name
     `claim_<name>` (the sweep's own or its parent's, as `tx-train sweep=claim_<name>` names them)."""
-    for overrides in sorted(sweep_dir.glob("*/.hydra/overrides.yaml")):
-        for item in OmegaConf.load(overrides):
-            if str(item).startswith("sweep=claim_"):
-                return str(item).split("=", 1)[1].removeprefix("claim_")
+    for job in sorted(child for child in sweep_dir.iterdir() if child.is_dir()):
+        for item in read_overrides(job) or []:
+            if item.startswith("sweep=claim_"):
+                return item.split("=", 1)[1].removeprefix("claim_")
     for folder in (sweep_dir, sweep_dir.parent):
         if folder.name.startswith("claim_"):
             return folder.name.removeprefix("claim_")

@@ -61,6 +61,21 @@ def _never_learned(stats: Stats, floor: float, what: str) -> Verdict | None:
     return None
 
 
+def _judged(
+    stats: Stats, pair: Mapping[str, SeedStats | None], floor: float, what: str
+) -> Verdict | Comparison:
+    """Welch's test of the first setting of `pair` (name -> its seeds) against the second; INCONCLUSIVE
+    instead when either cannot be judged (`_usable`) or the sweep learned nothing (`_never_learned`)."""
+    problem = _usable(**pair)
+    if problem:
+        return Verdict(INCONCLUSIVE, problem)
+    failed = _never_learned(stats, floor, what)
+    if failed:
+        return failed
+    better, worse = pair.values()
+    return _compare(better, worse)
+
+
 def eos_counted(threshold: float, length: int) -> float:
     """A symbol-accuracy threshold restated for token accuracy over `length` symbols plus the EOS, which
     every model (even one without context) predicts from its position: (length * t + 1) / (length + 1)."""
@@ -77,14 +92,10 @@ def attention_verdict(
     inconclusive too when even attention stays at the per-position level (nothing learned the task)."""
     on = select(stats, {"model.attention": "full"})
     off = select(stats, {"model.attention": "none"})
-    problem = _usable(**{"attention=full": on, "attention=none": off})
-    if problem:
-        return Verdict(INCONCLUSIVE, problem)
     low, high = eos_counted(off_at_most, length), eos_counted(on_at_least, length)
-    failed = _never_learned(stats, low, "token accuracy")
-    if failed:
-        return failed
-    comparison = _compare(on, off)
+    comparison = _judged(stats, {"attention=full": on, "attention=none": off}, low, "token accuracy")
+    if isinstance(comparison, Verdict):
+        return comparison
     numbers = (
         f"token accuracy with attention {on.text()}, without {off.text()} (rule: without <= {low:.3f}, "
         f"with >= {high:.3f}, i.e. {off_at_most} and {on_at_least} of the {length} symbols, EOS counted); "
@@ -121,13 +132,10 @@ def ffn_verdict(
     one = {"model.num_encoder_layers": 1}
     with_ffn = select(stats, {"data": "lookup", "model.ffn": True, **one})
     without = select(stats, {"data": "lookup", "model.ffn": False, **one})
-    problem = _usable(**{"lookup, 1 layer, FFN on": with_ffn, "lookup, 1 layer, FFN off": without})
-    if problem:
-        return Verdict(INCONCLUSIVE, problem)
-    failed = _never_learned(stats, floor, "share of facts recalled")
-    if failed:
-        return failed
-    comparison = _compare(with_ffn, without)
+    pair = {"lookup, 1 layer, FFN on": with_ffn, "lookup, 1 layer, FFN off": without}
+    comparison = _judged(stats, pair, floor, "share of facts recalled")
+    if isinstance(comparison, Verdict):
+        return comparison
     gap = comparison.difference
     numbers = (
         f"lookup facts recalled, 1 layer: FFN on {with_ffn.text()}, off {without.text()}; "
@@ -182,13 +190,10 @@ def residual_verdict(
     pick = {"model.num_encoder_layers": deepest, "model.norm": "post"}
     on = select(stats, {**pick, "model.residual": True})
     off = select(stats, {**pick, "model.residual": False})
-    problem = _usable(**{f"{deepest} layers with the Add": on, f"{deepest} layers without": off})
-    if problem:
-        return Verdict(INCONCLUSIVE, problem)
-    failed = _never_learned(stats, floor, "token accuracy")
-    if failed:
-        return failed
-    comparison = _compare(on, off)
+    pair = {f"{deepest} layers with the Add": on, f"{deepest} layers without": off}
+    comparison = _judged(stats, pair, floor, "token accuracy")
+    if isinstance(comparison, Verdict):
+        return comparison
     gap = comparison.difference
     numbers = (
         f"{deepest} layers, post-LN: with the Add {on.text()}, without {off.text()}; {comparison.text()} "

@@ -35,6 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     from tx_keras.comparison import collect_runs
     from tx_keras.comparison.plots import plot_curves, plot_metric_by_knob
     from tx_keras.comparison.table import as_csv, as_markdown, as_text, table_rows
+    from tx_keras.run_folder.atomic_write import write_text
 
     runs = collect_runs(args.sweep_dir)
     if not runs:
@@ -43,8 +44,8 @@ def main(argv: list[str] | None = None) -> None:
     header, rows = table_rows(runs, args.metric)
     out = args.out or args.sweep_dir
     out.mkdir(parents=True, exist_ok=True)
-    (out / "comparison.md").write_text(as_markdown(header, rows), encoding="utf-8")
-    (out / "comparison.csv").write_text(as_csv(header, rows), encoding="utf-8")
+    write_text(out / "comparison.md", as_markdown(header, rows))
+    write_text(out / "comparison.csv", as_csv(header, rows))
     plot_curves(runs, out / "validation_curves.png")
     plot_metric_by_knob(runs, args.metric, out / f"{args.metric}_by_knob.png")
     print(as_text(header, rows), end="")

@@ -6,6 +6,8 @@ import difflib
 import re
 from collections.abc import Mapping
 
+from tx_keras.run_folder.flatten import flatten
+
 _UNKNOWN_KEY = re.compile(r"Could not override '([^']+)'")
 _MISSING_VALUE = re.compile(r"Missing mandatory value: ([\w.]+)")
 # A value the schema (a dataclass in the ConfigStore, conf/__init__.py) cannot convert to the key's type.
@@ -22,21 +24,13 @@ def _closest(wanted: str, options: list[str]) -> str:
     return f"; did you mean {' or '.join(matches)}?" if matches else ""
 
 
-def _leaf_keys(config: Mapping, prefix: str = "") -> list[str]:
-    keys = []
-    for key, value in config.items():
-        path = f"{prefix}{key}"
-        keys += _leaf_keys(value, f"{path}.") if isinstance(value, Mapping) else [path]
-    return keys
-
-
 def error_line(message: str, config: Mapping | None = None) -> str:
     """One line for a Hydra/OmegaConf error message; `config` (the default composed config) feeds the
     "did you mean" suggestions for unknown keys."""
     unknown = _UNKNOWN_KEY.search(message)
     if unknown:
         key = unknown.group(1)
-        keys = _leaf_keys(config) if config is not None else []
+        keys = list(flatten(config)) if config is not None else []
         return (
             f"{key} is not a config key{_closest(key, keys)} (to add a new key on purpose, write +{key}=...)"
         )

@@ -3,25 +3,21 @@
 Hydra composes the config before any of our code runs, so a resume is a rewrite of the command line:
 the run's saved overrides (`RUN_DIR/.hydra/overrides.yaml`), then the user's other arguments (which
 win, e.g. `trainer.epochs=20` to train longer), then `hydra.run.dir=RUN_DIR`. The run itself then
-checks that the config is the one the folder was started with (training/run_folder.py).
+checks that the config is the one the folder was started with (run_folder/run_marker.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
-from tx_keras.training.run_folder import MARKER_NAME, RunFolderError, read_marker
+from tx_keras.run_folder.overrides import OVERRIDES_PATH, override_key, read_overrides
+from tx_keras.run_folder.run_folder_error import RunFolderError
+from tx_keras.run_folder.run_marker import MARKER_NAME, read_marker
 
 _RUN_DIR = "hydra.run.dir"
 # Overrides of the first start that must not come back: the folder is given anew, and a sweep's
 # overrides would turn the resumed single run into a sweep.
 _NOT_REPLAYED = ("hydra", "sweep", "resume")
-
-
-def _key(override: str) -> str:
-    return override.split("=", 1)[0].lstrip("+~")
 
 
 def _quoted(path: Path) -> str:
@@ -30,19 +26,18 @@ def _quoted(path: Path) -> str:
 
 
 def _saved_overrides(run_dir: Path, argument: str) -> list[str]:
-    path = run_dir / ".hydra" / "overrides.yaml"
     try:
-        overrides = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-        raise RunFolderError(f"{argument}: cannot read {path} ({type(error).__name__})") from None
-    if not isinstance(overrides, list) or not all(isinstance(item, str) for item in overrides):
-        raise RunFolderError(f"{argument}: {path} is not a list of overrides")
+        overrides = read_overrides(run_dir)
+    except RunFolderError as error:
+        raise RunFolderError(f"{argument}: {error}") from None
+    if overrides is None:
+        raise RunFolderError(f"{argument}: cannot read {run_dir / OVERRIDES_PATH} (FileNotFoundError)")
     return overrides
 
 
 def resume_argv(argv: list[str]) -> list[str]:
     """`argv` (without the program name) with `resume=RUN_DIR` expanded; unchanged without one."""
-    resumes = [arg for arg in argv if "=" in arg and _key(arg) == "resume"]
+    resumes = [arg for arg in argv if "=" in arg and override_key(arg) == "resume"]
     if not resumes or resumes[-1].split("=", 1)[1] in ("", "null"):
         return argv
     argument = resumes[-1]
@@ -55,13 +50,13 @@ def resume_argv(argv: list[str]) -> list[str]:
     others = [arg for arg in argv if arg not in resumes]
     for arg in others:
         named = Path(arg.split("=", 1)[1].strip("'\"")).resolve() if "=" in arg else None
-        if _key(arg) == _RUN_DIR and named != run_dir:
+        if override_key(arg) == _RUN_DIR and named != run_dir:
             raise RunFolderError(f"{argument} and {arg} name different folders; give one of them")
-    given = {_key(arg) for arg in others if "=" in arg}
+    given = {override_key(arg) for arg in others if "=" in arg}
     replayed = [
         override
         for override in _saved_overrides(run_dir, argument)
-        if _key(override) not in given and _key(override).split(".")[0] not in _NOT_REPLAYED
+        if override_key(override) not in given and override_key(override).split(".")[0] not in _NOT_REPLAYED
     ]
-    others = [arg for arg in others if not ("=" in arg and _key(arg) == _RUN_DIR)]
+    others = [arg for arg in others if not ("=" in arg and override_key(arg) == _RUN_DIR)]
     return [*replayed, *others, f"{_RUN_DIR}={_quoted(run_dir)}", f"resume={_quoted(run_dir)}"]

@@ -39,7 +39,9 @@ def find_saved_model(path: Path) -> Path:
     for candidate in (path, path / "saved_model", path / "export" / "saved_model"):
         if (candidate / "saved_model.pb").is_file():
             return candidate
-    hint = " (run tx-export on it first)" if (path / "summary.json").is_file() else ""
+    from tx_keras.run_folder.summary import SUMMARY_NAME
+
+    hint = " (run tx-export on it first)" if (path / SUMMARY_NAME).is_file() else ""
     raise _UsageError(f"{path} is neither a SavedModel nor a run folder with an export{hint}")
 
 

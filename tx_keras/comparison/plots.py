@@ -11,6 +11,7 @@ from tensorboard.backend.event_processing import event_accumulator
 from tensorboard.util import tensor_util
 
 from tx_keras.comparison.sweep_runs import RunRecord
+from tx_keras.run_folder.atomic_write import write_figure
 
 
 def validation_curve(run_dir: Path, tag: str = "epoch_loss") -> tuple[list[int], list[float]]:
@@ -42,7 +43,7 @@ def plot_curves(runs: list[RunRecord], path: Path) -> None:
     axes.set_yscale("log")
     axes.legend(fontsize=7)
     figure.tight_layout()
-    figure.savefig(path)
+    write_figure(path, figure)
 
 
 def plot_metric_by_knob(runs: list[RunRecord], metric: str, path: Path) -> None:
@@ -59,7 +60,7 @@ def plot_metric_by_knob(runs: list[RunRecord], metric: str, path: Path) -> None:
         axes.set_xlabel(knob)
         axes.set_ylabel(metric)
     figure.tight_layout()
-    figure.savefig(path)
+    write_figure(path, figure)
 
 
 def _natural(label: str) -> tuple[int, float | str]:

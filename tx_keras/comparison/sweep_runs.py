@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from omegaconf import OmegaConf
-
-from tx_keras.training.summary import read_summary
+from tx_keras.run_folder.overrides import override_values, read_overrides
+from tx_keras.run_folder.summary import SUMMARY_NAME, summary_or_none
 
 # Overrides that select the sweep itself rather than vary between its jobs.
 _NOT_SWEPT = ("sweep=", "hydra.")
@@ -35,19 +33,15 @@ def _job_number(path: Path) -> tuple[int, str]:
 
 
 def _overrides(run_dir: Path) -> dict[str, str]:
-    file = run_dir / ".hydra" / "overrides.yaml"
-    if not file.exists():
-        return {}
-    pairs = [str(item) for item in OmegaConf.load(file) if not str(item).startswith(_NOT_SWEPT)]
-    return dict(pair.lstrip("+~").split("=", 1) for pair in pairs if "=" in pair)
+    overrides = read_overrides(run_dir) or []
+    return override_values([item for item in overrides if not item.startswith(_NOT_SWEPT)])
 
 
 def read_run(run_dir: Path) -> RunRecord:
     """A record for one job folder, whatever state it is in."""
     overrides = _overrides(run_dir)
-    try:
-        summary = read_summary(run_dir)
-    except (OSError, json.JSONDecodeError):
+    summary = summary_or_none(run_dir)
+    if summary is None:
         return RunRecord(run_dir.name, run_dir, overrides, "unfinished")
     return RunRecord(
         name=run_dir.name,
@@ -66,6 +60,6 @@ def collect_runs(sweep_dir: Path) -> list[RunRecord]:
     folders = [
         child
         for child in sweep_dir.iterdir()
-        if child.is_dir() and ((child / ".hydra").is_dir() or (child / "summary.json").exists())
+        if child.is_dir() and ((child / ".hydra").is_dir() or (child / SUMMARY_NAME).exists())
     ]
     return [read_run(folder) for folder in sorted(folders, key=_job_number)]

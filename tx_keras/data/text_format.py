@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from tx_keras.run_folder.atomic_write import write_json
+
 TOKENIZER_KINDS = ("wordpiece", "characters")
 TOKENIZER_CHOICES = (*TOKENIZER_KINDS, "auto")  # data.tokenizer; auto: per side (unspaced_script.py)
 
@@ -35,7 +37,7 @@ class TextFormat:
 def save_formats(path: str | Path, source: TextFormat, target: TextFormat) -> None:
     """Both sides' formats in one JSON file: {"source": {...}, "target": {...}}."""
     formats = {"source": asdict(source), "target": asdict(target)}
-    Path(path).write_text(json.dumps(formats) + "\n", encoding="utf-8")
+    write_json(Path(path), formats, indent=None, sort_keys=False)
 
 
 def load_formats(path: str | Path) -> tuple[TextFormat, TextFormat]:

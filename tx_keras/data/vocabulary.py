@@ -4,6 +4,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tx_keras import special_tokens
+from tx_keras.run_folder.atomic_write import write_text
 
 
 class Vocabulary:
@@ -59,7 +60,7 @@ class Vocabulary:
 
     def to_file(self, path: str | Path) -> None:
         """Write one token per line (specials included) so the file alone reconstructs the ids."""
-        Path(path).write_text("".join(f"{token}\n" for token in self._tokens), encoding="utf-8")
+        write_text(Path(path), "".join(f"{token}\n" for token in self._tokens))
 
     @classmethod
     def from_file(cls, path: str | Path) -> "Vocabulary":

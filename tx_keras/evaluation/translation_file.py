@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from tx_keras.run_folder.atomic_write import write_text
+
 HEADER = ("source", "reference", "hypothesis")
 
 
@@ -14,6 +16,5 @@ def write_translations(
 ) -> None:
     """One line per sentence, tab-separated, with a header; the texts are normalized corpus lines and
     decoder output, which hold no tabs or newlines."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     rows = zip(sources, references, hypotheses, strict=True)
-    path.write_text("".join("\t".join(row) + "\n" for row in (HEADER, *rows)), encoding="utf-8")
+    write_text(path, "".join("\t".join(row) + "\n" for row in (HEADER, *rows)))

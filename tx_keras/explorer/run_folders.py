@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-RUN_MARKERS = ("summary.json", "run.json")  # what tx-train writes at the top of every run folder
+from tx_keras.run_folder.run_marker import MARKER_NAME
+from tx_keras.run_folder.summary import SUMMARY_NAME, summary_or_none
+
+RUN_MARKERS = (SUMMARY_NAME, MARKER_NAME)  # what tx-train writes at the top of every run folder
 
 
 def run_folder(logdir: Path, run: str) -> Path | None:
@@ -28,10 +30,7 @@ def saved_model(folder: Path) -> Path | None:
     point the server at any SavedModel on the disk), else the default `export/saved_model`; None when the
     run has none (still training, export disabled, or its files were deleted)."""
     candidates = [folder / "export" / "saved_model"]
-    try:
-        exported = json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("export")
-    except (OSError, ValueError, AttributeError):
-        exported = None
+    exported = (summary_or_none(folder) or {}).get("export")
     if isinstance(exported, str) and folder.resolve() in (folder / exported).resolve().parents:
         candidates.insert(0, folder / exported)
     for candidate in candidates:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -21,6 +20,8 @@ from tx_keras.export.text_codec import TextCodec
 from tx_keras.export.translator import ATTENTION_MODES, Translator
 from tx_keras.export.word_codec import WordCodec
 from tx_keras.models import Transformer
+from tx_keras.run_folder.atomic_write import atomic_file, write_json
+from tx_keras.run_folder.summary import SUMMARY_NAME, read_summary
 
 # What a run folder holds for export (written by `save_for_export` at the end of a completed run).
 MODEL_FILE = "model.keras"
@@ -70,7 +71,8 @@ def save_for_export(run_dir: Path, model: Transformer, task: Task) -> None:
     task.target_vocab.to_file(run_dir / TARGET_VOCAB_FILE)
     if task.is_text:
         save_formats(run_dir / TEXT_FORMAT_FILE, task.source_format, task.target_format)
-    model.save(run_dir / MODEL_FILE)
+    with atomic_file(run_dir / MODEL_FILE) as temp:
+        model.save(temp)
 
 
 def _inference_copy(model: Transformer) -> Transformer:
@@ -137,7 +139,7 @@ def export_model(model: Transformer, run_dir: Path, destination: Path, settings:
             "max_target_length": model.max_target_length,
             "tx_keras_version": tx_keras.__version__,
         }
-        (building / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        write_json(building / MANIFEST_FILE, manifest, sort_keys=False)
         previous = destination.parent / f".{destination.name}.previous-{os.getpid()}"
         if destination.exists():
             destination.rename(previous)
@@ -153,10 +155,9 @@ def read_run_summary(run_dir: Path) -> dict:
     """The run's summary, or `NotARunError` saying what is missing."""
     if not run_dir.is_dir():
         raise NotARunError(f"{run_dir} is not a folder")
-    summary_file = run_dir / "summary.json"
-    if not summary_file.is_file():
-        raise NotARunError(f"{run_dir} is not a tx_keras run folder (no summary.json)")
-    summary = json.loads(summary_file.read_text(encoding="utf-8"))
+    if not (run_dir / SUMMARY_NAME).is_file():
+        raise NotARunError(f"{run_dir} is not a tx_keras run folder (no {SUMMARY_NAME})")
+    summary = read_summary(run_dir)
     if summary.get("status") != "completed":
         raise NotARunError(f"{run_dir}: the run did not complete (status {summary.get('status')!r})")
     missing = [

@@ -9,27 +9,17 @@ import tensorflow as tf
 from omegaconf import DictConfig, OmegaConf
 from tensorboard.plugins.hparams import api as hp
 
+from tx_keras.run_folder.flatten import flatten
+
 # The config groups whose keys become hyper-parameter columns.
 _GROUPS = ("model", "data", "trainer")
 
 
 def flatten_hparams(cfg: DictConfig) -> dict[str, Any]:
     """`model.num_heads`-style keys with scalar values (None becomes "null": HParams has no null)."""
-    flat: dict[str, Any] = {"seed": cfg.seed}
-    for group in _GROUPS:
-        flat.update(_flatten(group, OmegaConf.to_container(cfg[group], resolve=True)))
-    return flat
-
-
-def _flatten(prefix: str, values: dict[str, Any]) -> dict[str, Any]:
-    """Nested groups (`trainer.early_stopping`) become dotted keys too."""
-    flat: dict[str, Any] = {}
-    for key, value in values.items():
-        if isinstance(value, dict):
-            flat.update(_flatten(f"{prefix}.{key}", value))
-        else:
-            flat[f"{prefix}.{key}"] = "null" if value is None else value
-    return flat
+    groups = {group: OmegaConf.to_container(cfg[group], resolve=True) for group in _GROUPS}
+    flat = {"seed": cfg.seed, **flatten(groups)}
+    return {key: "null" if value is None else value for key, value in flat.items()}
 
 
 def write_hparams(run_dir: Path, cfg: DictConfig, status: str, metric_tags: list[str]) -> None:

@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from tx_keras.run_folder.summary import SUMMARY_NAME, completed_summary, summary_or_none, write_summary
 from tx_keras.training.run_report import run_report
-from tx_keras.training.summary import SUMMARY_NAME, read_summary, write_summary
 
 _LOG = logging.getLogger("tx_keras.run")
-
-
-def completed_summary(run_dir: Path, epochs: int) -> dict[str, Any] | None:
-    """The run's summary if it already completed `epochs` epochs (a rerun skips it), else None.
-
-    A run asked for more epochs than it has (`resume=RUN_DIR trainer.epochs=<more>`) is not done: it
-    continues from its last checkpoint. One that stopped on its time budget is done.
-    """
-    try:
-        summary = read_summary(run_dir)
-    except (OSError, json.JSONDecodeError):
-        return None
-    finished = summary.get("epochs", 0) >= epochs or "stopped_by" in summary  # e.g. its time budget
-    done = summary.get("status") == "completed" and finished
-    return summary if done else None
 
 
 def set_thread_budget(threads: int | None) -> None:
@@ -53,9 +36,8 @@ def no_early_stopping_in_sweep(cfg: DictConfig) -> None:
 
 def report(run_dir: Path) -> None:
     """The end-of-run report of a single run, from its summary.json (console and train.log)."""
-    try:
-        summary = read_summary(run_dir)
-    except (OSError, json.JSONDecodeError):
+    summary = summary_or_none(run_dir)
+    if summary is None:
         return
     for line in run_report(summary, run_dir):
         _LOG.info(line)
@@ -104,7 +86,7 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
         print(f"tx-train: job {run_dir.name} failed: {type(error).__name__}: {error}", file=sys.stderr)
         return float("nan")
     if isolate_failures:
-        _LOG.info("tx-train: job %s %s", run_dir.name, read_summary(run_dir).get("status"))
+        _LOG.info("tx-train: job %s %s", run_dir.name, (summary_or_none(run_dir) or {}).get("status"))
     else:
         report(run_dir)
     return objective

@@ -9,8 +9,6 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
-PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
-
 
 def cpu_has_bfloat16() -> bool:
     """AVX-512 BF16 or AMX: the CPU multiplies bfloat16 natively, so mixed_bfloat16 is faster, not slower."""

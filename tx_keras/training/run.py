@@ -20,30 +20,30 @@ import tx_keras
 from tx_keras.config_check import ConfigError, check_config
 from tx_keras.data import Task, build_task, make_dataset
 from tx_keras.data.length_batches import length_batches, padding_fraction, row_lengths
-from tx_keras.decoding import cached_greedy_decoder
+from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.evaluation import evaluate_run
 from tx_keras.export.run_export import save_and_export
 from tx_keras.models import ModelConfig, Transformer
+from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, Checkpoint, restore
+from tx_keras.run_folder.resume import start_or_resume
+from tx_keras.run_folder.summary import write_summary
 from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
 from tx_keras.training.callbacks.attention_maps import epochs_to_log
 from tx_keras.training.callbacks.cooldown_clock import CooldownClock
 from tx_keras.training.callbacks.early_stopping import STOPPED_KEY, EarlyStopping
+from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
 from tx_keras.training.callbacks.progress import Progress
 from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
 from tx_keras.training.callbacks.validation_exact_match import LOG_KEY, ValidationExactMatch
-from tx_keras.training.checkpoint import CHECKPOINT_PATH, Checkpoint, EpochCheckpoint, restore
-from tx_keras.training.cooldown import Cooldown
 from tx_keras.training.hparams import write_hparams
-from tx_keras.training.learning_rate import build_schedule
+from tx_keras.training.learning_rate import Cooldown, build_schedule
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
 from tx_keras.training.precision import precision_policy
-from tx_keras.training.resume import start_or_resume
 from tx_keras.training.stage import stage
-from tx_keras.training.summary import write_summary
 from tx_keras.training.token_mean_loss import TokenMeanLoss
 from tx_keras.user_error import UserError
 

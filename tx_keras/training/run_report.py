@@ -9,6 +9,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH
 from tx_keras.training.clock import clock
 
 # The headline metrics, best first; a run shows those it has (BLEU/chrF only exist for real text).
@@ -70,7 +71,7 @@ def run_report(summary: dict[str, Any], run_dir: Path) -> list[str]:
         lines.append(f"           tx-translate {folder} {example}")
     elif status == "completed":
         lines.append(f"           tx-export {folder}")
-    if status == "failed" and (run_dir / "checkpoints" / "last.npz").exists():
+    if status == "failed" and (run_dir / CHECKPOINT_PATH).exists():
         lines.append(f"           tx-train resume={folder}   (continues after the last checkpoint)")
     if status == "failed":
         lines.append("  log:     " + _folder(run_dir / "train.log"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 
 from tx_keras.training.callbacks.time_budget import TimeBudget
-from tx_keras.training.cooldown import Cooldown
+from tx_keras.training.learning_rate import Cooldown
 
 
 class CooldownClock(keras.callbacks.Callback):

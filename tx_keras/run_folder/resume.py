@@ -6,16 +6,11 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from tx_keras.training.checkpoint import CHECKPOINT_PATH, Checkpoint, load_checkpoint
-from tx_keras.training.event_rollback import rollback_events
-from tx_keras.training.run_folder import (
-    MARKER_NAME,
-    RunFolderError,
-    check_same_config,
-    read_marker,
-    write_marker,
-)
-from tx_keras.training.summary import SUMMARY_NAME
+from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, Checkpoint, load_checkpoint
+from tx_keras.run_folder.event_rollback import EVENTS_GLOB, rollback_events
+from tx_keras.run_folder.run_folder_error import RunFolderError
+from tx_keras.run_folder.run_marker import MARKER_NAME, check_same_config, read_marker, write_marker
+from tx_keras.run_folder.summary import SUMMARY_NAME
 
 # The step each event folder gives an epoch: Keras' curves use the 0-based epoch index; the dashboard
 # callbacks the number of completed epochs (diagnostics also step 0, before training). The dashboard
@@ -31,7 +26,7 @@ def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
     """Mark a new run folder, or check an existing one and return the checkpoint to continue from.
 
     A folder with a checkpoint continues only under the config it started with (up to the keys of
-    run_folder.RESUMABLE_CHANGES); one without starts over under the new config. On a resume the event
+    run_marker.RESUMABLE_CHANGES); one without starts over under the new config. On a resume the event
     files are rolled back to the checkpoint (or emptied when there is none yet),
     so the resumed run writes every epoch's points exactly once. Raises `RunFolderError` before
     touching anything when the folder cannot be continued.
@@ -39,7 +34,7 @@ def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
     config = OmegaConf.to_container(cfg, resolve=True)
     marker = read_marker(run_dir)
     if marker is None:
-        if (run_dir / SUMMARY_NAME).exists() or any(run_dir.rglob("events.out.tfevents.*")):
+        if (run_dir / SUMMARY_NAME).exists() or any(run_dir.rglob(EVENTS_GLOB)):
             raise RunFolderError(
                 f"{run_dir} holds a run without {MARKER_NAME} (another program's, or an older tx_keras's); "
                 "use a new run folder"

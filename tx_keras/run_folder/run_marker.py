@@ -13,18 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import tx_keras
-from tx_keras.training.atomic_file import atomic_file
-from tx_keras.user_error import UserError
+from tx_keras.run_folder.atomic_write import write_json
+from tx_keras.run_folder.flatten import flatten
+from tx_keras.run_folder.run_folder_error import RunFolderError
 
 MARKER_NAME = "run.json"
 # Bump when checkpoints, run.json or the event-file layout change in a way older folders cannot follow.
 RUN_FORMAT = 1
 # Config keys a resumed run may change: they extend the run or change what is logged, not what is learnt.
 RESUMABLE_CHANGES = ("trainer.epochs", "trainer.checkpoint_every", "trainer.objective", "logging", "resume")
-
-
-class RunFolderError(UserError):
-    """A run folder that cannot be continued: printed as one line, never as a traceback."""
 
 
 def read_marker(run_dir: Path) -> dict[str, Any] | None:
@@ -52,16 +49,7 @@ def read_marker(run_dir: Path) -> dict[str, Any] | None:
 def write_marker(run_dir: Path, config: Mapping[str, Any]) -> None:
     """Mark `run_dir` as a tx_keras run of this format, started with the resolved `config`."""
     marker = {"format": RUN_FORMAT, "tx_keras_version": tx_keras.__version__, "config": config}
-    with atomic_file(run_dir / MARKER_NAME) as temp:
-        temp.write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-
-def _flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in config.items():
-        path = f"{prefix}{key}"
-        flat.update(_flatten(value, f"{path}.") if isinstance(value, Mapping) else {path: value})
-    return flat
+    write_json(run_dir / MARKER_NAME, marker)
 
 
 def _resumable(key: str) -> bool:
@@ -70,7 +58,7 @@ def _resumable(key: str) -> bool:
 
 def check_same_config(run_dir: Path, started: Mapping[str, Any], now: Mapping[str, Any]) -> None:
     """Refuse to continue a run under a config that would change what it learns."""
-    before, after = _flatten(started), _flatten(now)
+    before, after = flatten(started), flatten(now)
     changed = sorted(
         key
         for key in before.keys() | after.keys()

@@ -9,17 +9,18 @@ arrays loaded with `allow_pickle=False`: a run folder never makes tx_keras unpic
 from __future__ import annotations
 
 import json
-import math
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import keras
 import numpy as np
 
-from tx_keras.training.atomic_file import atomic_file
-from tx_keras.training.run_folder import RunFolderError
+from tx_keras.run_folder.atomic_write import atomic_file
+from tx_keras.run_folder.run_folder_error import RunFolderError
+
+if TYPE_CHECKING:  # Keras only in the hints: the run report names CHECKPOINT_PATH before TensorFlow starts
+    import keras
 
 CHECKPOINT_PATH = Path("checkpoints") / "last.npz"
 
@@ -78,23 +79,3 @@ def restore(model: keras.Model, checkpoint: Checkpoint, path: Path) -> None:
         model.optimizer.build(model.trainable_variables)
     _assign(model.variables, checkpoint.model, "model", path)
     _assign(model.optimizer.variables, checkpoint.optimizer, "optimizer", path)
-
-
-class EpochCheckpoint(keras.callbacks.Callback):
-    """Saves a checkpoint every `every` epochs and after the last one, unless the epoch's loss is NaN/inf.
-
-    Put it after the logging callbacks: by the time an epoch is checkpointed its curves are on disk.
-    """
-
-    def __init__(self, path: Path, every: int, epochs: int):
-        super().__init__()
-        self.path, self.every, self.epochs = path, every, epochs
-
-    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
-        logs = logs or {}
-        done = epoch + 1
-        if done % self.every and done != self.epochs and not self.model.stop_training:
-            return  # the epoch training stops after (early stopping, time budget) is always checkpointed
-        if not all(math.isfinite(float(value)) for value in logs.values()):
-            return  # a diverged epoch is no state to continue from
-        save_checkpoint(self.path, self.model, done, logs)

@@ -13,9 +13,9 @@ from pathlib import Path
 import tensorflow as tf
 from tensorboard.compat.proto.event_pb2 import Event
 
-from tx_keras.training.atomic_file import atomic_file
+from tx_keras.run_folder.atomic_write import atomic_file
 
-_EVENTS_GLOB = "events.out.tfevents.*"
+EVENTS_GLOB = "events.out.tfevents.*"
 
 
 def _kept_records(
@@ -45,7 +45,7 @@ def rollback_events(
     at or after that step, and those tagged with an `end_tags` prefix at any step; a file left with
     nothing but its header is deleted."""
     for folder, step in first_dropped_step.items():
-        for path in sorted((run_dir / folder).glob(_EVENTS_GLOB)):
+        for path in sorted((run_dir / folder).glob(EVENTS_GLOB)):
             kept, dropped = _kept_records(path, step, end_tags)
             if not dropped:
                 continue

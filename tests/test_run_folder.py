@@ -1,0 +1,85 @@
+"""run_folder/: the one atomic writer, the overrides reader, the config flattening and summary.json."""
+
+import json
+import os
+
+import pytest
+
+from tx_keras.run_folder.atomic_write import atomic_file, write_bytes, write_json, write_text
+from tx_keras.run_folder.flatten import flatten
+from tx_keras.run_folder.overrides import OVERRIDES_PATH, override_values, read_overrides
+from tx_keras.run_folder.run_folder_error import RunFolderError
+from tx_keras.run_folder.summary import completed_summary, summary_or_none, write_summary
+
+
+def test_writes_text_bytes_and_json_whole_with_no_temporary_left(tmp_path):
+    write_text(tmp_path / "a" / "note.txt", "héllo\n")
+    write_bytes(tmp_path / "a" / "blob.bin", b"\x00\x01")
+    write_json(tmp_path / "a" / "data.json", {"b": 1, "a": float("nan")})
+    assert (tmp_path / "a" / "note.txt").read_text(encoding="utf-8") == "héllo\n"
+    assert (tmp_path / "a" / "blob.bin").read_bytes() == b"\x00\x01"
+    assert (tmp_path / "a" / "data.json").read_text() == '{\n  "a": NaN,\n  "b": 1\n}\n'
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["blob.bin", "data.json", "note.txt"]
+    assert oct((tmp_path / "a" / "note.txt").stat().st_mode & 0o777) == "0o644"
+
+
+def test_a_failed_write_keeps_the_old_file_and_removes_the_temporary(tmp_path):
+    target = tmp_path / "summary.json"
+    write_text(target, "old")
+    with pytest.raises(TypeError):
+        write_json(target, {"not json": object()})
+    with pytest.raises(RuntimeError), atomic_file(target) as temp:
+        temp.write_text("half")
+        raise RuntimeError("killed")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]
+
+
+def test_the_temporary_keeps_the_suffix_and_every_write_is_synced(tmp_path, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    with atomic_file(tmp_path / "model.keras") as temp:
+        assert temp.parent == tmp_path and temp.name.endswith(".keras") and temp.name.startswith(".")
+        temp.write_bytes(b"x")
+    assert len(synced) == 2  # the file, then the folder that holds the new name
+
+
+def test_overrides_are_read_once_and_badly_formed_ones_are_one_line(tmp_path):
+    assert read_overrides(tmp_path) is None
+    (tmp_path / OVERRIDES_PATH).parent.mkdir()
+    (tmp_path / OVERRIDES_PATH).write_text("- model=tiny\n- +trainer.epochs=3\n- ~logging.probes\n")
+    overrides = read_overrides(tmp_path)
+    assert overrides == ["model=tiny", "+trainer.epochs=3", "~logging.probes"]
+    assert override_values(overrides) == {"model": "tiny", "trainer.epochs": "3"}
+    (tmp_path / OVERRIDES_PATH).write_text("model: tiny\n")
+    with pytest.raises(RunFolderError, match="is not a list of overrides"):
+        read_overrides(tmp_path)
+    (tmp_path / OVERRIDES_PATH).write_text("- [unclosed\n")
+    with pytest.raises(RunFolderError, match=r"cannot read .*overrides.yaml \((ScannerError|ParserError)\)"):
+        read_overrides(tmp_path)
+
+
+def test_flatten_gives_dotted_keys_and_keeps_lists():
+    nested = {"seed": 0, "trainer": {"epochs": 4, "early_stopping": {"patience": None}}, "grid": [1, 2]}
+    assert flatten(nested) == {
+        "seed": 0,
+        "trainer.epochs": 4,
+        "trainer.early_stopping.patience": None,
+        "grid": [1, 2],
+    }
+    assert flatten({"heads": 2}, "model.") == {"model.heads": 2}
+
+
+def test_completed_summary_skips_only_runs_that_finished(tmp_path):
+    assert summary_or_none(tmp_path) is None and completed_summary(tmp_path, 4) is None
+    write_summary(tmp_path, {"status": "completed", "epochs": 4, "metrics": {}})
+    assert json.loads((tmp_path / "summary.json").read_text())["epochs"] == 4
+    assert completed_summary(tmp_path, 4) is not None
+    assert completed_summary(tmp_path, 8) is None  # asked to train longer: it resumes
+    write_summary(tmp_path, {"status": "completed", "epochs": 2, "stopped_by": "time budget"})
+    assert completed_summary(tmp_path, 8) is not None
+    write_summary(tmp_path, {"status": "failed", "epochs": 4})
+    assert completed_summary(tmp_path, 4) is None
+    (tmp_path / "summary.json").write_text("{torn")
+    assert summary_or_none(tmp_path) is None

@@ -1,0 +1,7 @@
+"""The run folder: every file tx-train writes into a run and reads back, in one package.
+
+`atomic_write` (the one way any file of the suite is written), `summary` (summary.json), `run_marker`
+(run.json and the same-config check), `checkpoint` (checkpoints/last.npz), `event_rollback`, `resume`
+(start a folder or continue it), `overrides` (Hydra's `.hydra/overrides.yaml`) and `flatten` (dotted
+config keys). Import the module you need: this file imports nothing, so the light ones stay light.
+"""

@@ -1,0 +1,44 @@
+"""summary.json: the one file that says how a run ended (status, metrics, size, times, config)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tx_keras.run_folder.atomic_write import write_json
+
+SUMMARY_NAME = "summary.json"
+
+
+def write_summary(run_dir: Path, summary: dict[str, Any]) -> Path:
+    """Written atomically: a reader sees the old file or the new one, never a torn one."""
+    return write_json(run_dir / SUMMARY_NAME, summary, allow_nan=True)
+
+
+def read_summary(run_dir: Path) -> dict[str, Any]:
+    """The run's summary; `OSError` when it has none, `ValueError` (json's) when it is not JSON."""
+    return json.loads((run_dir / SUMMARY_NAME).read_text(encoding="utf-8"))
+
+
+def summary_or_none(run_dir: Path) -> dict[str, Any] | None:
+    """The run's summary, None while it has none (running, killed) or it cannot be read as a JSON object."""
+    try:
+        summary = read_summary(run_dir)
+    except (OSError, ValueError):
+        return None
+    return summary if isinstance(summary, dict) else None
+
+
+def completed_summary(run_dir: Path, epochs: int) -> dict[str, Any] | None:
+    """The run's summary if it already completed `epochs` epochs (a rerun skips it), else None.
+
+    A run asked for more epochs than it has (`resume=RUN_DIR trainer.epochs=<more>`) is not done: it
+    continues from its last checkpoint. One that stopped on its time budget is done.
+    """
+    summary = summary_or_none(run_dir)
+    if summary is None:
+        return None
+    finished = summary.get("epochs", 0) >= epochs or "stopped_by" in summary  # e.g. its time budget
+    done = summary.get("status") == "completed" and finished
+    return summary if done else None

@@ -1,0 +1,30 @@
+"""Save the run's checkpoint at the end of every `every`-th epoch (run_folder/checkpoint.py's format)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import keras
+
+from tx_keras.run_folder.checkpoint import save_checkpoint
+
+
+class EpochCheckpoint(keras.callbacks.Callback):
+    """Saves a checkpoint every `every` epochs and after the last one, unless the epoch's loss is NaN/inf.
+
+    Put it after the logging callbacks: by the time an epoch is checkpointed its curves are on disk.
+    """
+
+    def __init__(self, path: Path, every: int, epochs: int):
+        super().__init__()
+        self.path, self.every, self.epochs = path, every, epochs
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        logs = logs or {}
+        done = epoch + 1
+        if done % self.every and done != self.epochs and not self.model.stop_training:
+            return  # the epoch training stops after (early stopping, time budget) is always checkpointed
+        if not all(math.isfinite(float(value)) for value in logs.values()):
+            return  # a diverged epoch is no state to continue from
+        save_checkpoint(self.path, self.model, done, logs)
