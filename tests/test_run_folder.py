@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -83,3 +85,16 @@ def test_completed_summary_skips_only_runs_that_finished(tmp_path):
     assert completed_summary(tmp_path, 4) is None
     (tmp_path / "summary.json").write_text("{torn")
     assert summary_or_none(tmp_path) is None
+
+
+def test_the_start_up_path_and_the_config_check_constants_import_no_tensorflow():
+    """`tx-train resume=...` reads the run folder before TensorFlow starts (quiet start-up), and the config
+    check reads the trainer's choices without importing training's Keras modules."""
+    code = (
+        "import sys\n"
+        "import tx_keras.cli.resume_argv, tx_keras.training.job, tx_keras.training.choices\n"
+        "import tx_keras.run_folder.checkpoint, tx_keras.run_folder.summary, tx_keras.run_folder.overrides\n"
+        "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
