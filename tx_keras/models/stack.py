@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from operator import attrgetter
 
 import keras
 
@@ -39,13 +40,7 @@ class Stack(keras.layers.Layer):
             build_norm(config.norm_impl, NORM_EPSILON, "final_norm", policy) if config.norm == "pre" else None
         )
 
-    @property
-    def d_model(self) -> int:
-        return self.config.d_model
-
-    @property
-    def num_heads(self) -> int:
-        return self.config.num_heads
+    d_model = property(attrgetter("config.d_model"))
 
     @property
     def token_table(self):

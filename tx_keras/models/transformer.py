@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from operator import attrgetter
 
 import keras
 from keras import ops
@@ -71,21 +72,10 @@ class Transformer(keras.Model):
         )
 
     # The knobs the decoders, the export and the schedule read from a model.
-    @property
-    def d_model(self) -> int:
-        return self.config.d_model
-
-    @property
-    def num_heads(self) -> int:
-        return self.config.num_heads
-
-    @property
-    def num_encoder_layers(self) -> int:
-        return self.config.num_encoder_layers
-
-    @property
-    def num_decoder_layers(self) -> int:
-        return self.config.num_decoder_layers
+    d_model = property(attrgetter("config.d_model"))
+    num_heads = property(attrgetter("config.num_heads"))
+    num_encoder_layers = property(attrgetter("config.num_encoder_layers"))
+    num_decoder_layers = property(attrgetter("config.num_decoder_layers"))
 
     def build(self, input_shape):
         source_shape, target_shape = (tuple(shape) for shape in input_shape)
