@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from keras import ops
 
-from tx_keras.layers import POSITION_KINDS, TokenAndPositionEmbedding
+from tx_keras.layers import TokenAndPositionEmbedding
 from tx_keras.layers.sinusoidal_positions import sinusoidal_positions
-from tx_keras.models.components import ComponentError
+from tx_keras.models.components import BUILTINS, ComponentError
 
 IDS = np.array([[5, 3, 7, 0, 0], [1, 2, 3, 4, 9]], dtype="int32")
 
@@ -112,7 +112,7 @@ def test_mask_propagates_in_a_functional_model():
 def test_unknown_positions_raise_with_choices():
     with pytest.raises(ComponentError, match="'rotated'") as error:
         TokenAndPositionEmbedding(vocab_size=10, d_model=4, max_length=8, positions="rotated")
-    for kind in POSITION_KINDS:
+    for kind in BUILTINS["positions"]:
         assert kind in str(error.value)
 
 
@@ -136,7 +136,7 @@ def test_nothing_is_added_without_additive_positions(positions):
     assert len(layer.weights) == 1
 
 
-@pytest.mark.parametrize("positions", POSITION_KINDS)
+@pytest.mark.parametrize("positions", list(BUILTINS["positions"]))
 def test_config_round_trip(positions):
     layer = TokenAndPositionEmbedding(
         vocab_size=10,

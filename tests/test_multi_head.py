@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from keras import ops
 
-from tx_keras.layers import ATTENTION_IMPLEMENTATIONS, LoopedMultiHeadAttention, MultiHeadAttention
+from tx_keras.layers import LoopedMultiHeadAttention, MultiHeadAttention
+from tx_keras.models.components import resolve
 
 B, T, D, H = 2, 5, 8, 2
 RNG = np.random.default_rng(0)
@@ -122,7 +123,7 @@ def _outputs(layer, x, return_scores, **kwargs):
 @pytest.mark.parametrize("impl", ["fused", "looped"])
 @pytest.mark.parametrize("return_scores", [False, True])
 def test_future_tokens_do_not_change_earlier_outputs(impl, return_scores):
-    layer = ATTENTION_IMPLEMENTATIONS[impl](H, D)
+    layer = resolve("attention", impl)(H, D)
     x = _x(B, T, D)
     changed = x.copy()
     changed[:, 3:] += 10.0 * _x(B, T - 3, D)
@@ -139,7 +140,7 @@ def test_future_tokens_do_not_change_earlier_outputs(impl, return_scores):
 @pytest.mark.parametrize("impl", ["fused", "looped"])
 @pytest.mark.parametrize("return_scores", [False, True])
 def test_padding_tokens_do_not_change_real_outputs(impl, return_scores):
-    layer = ATTENTION_IMPLEMENTATIONS[impl](H, D)
+    layer = resolve("attention", impl)(H, D)
     x = _x(B, T, D)
     changed = x.copy()
     changed[1, 3:] = 100.0 * _x(2, D)  # only sequence 2's padding positions change
@@ -157,7 +158,7 @@ def test_the_key_mask_still_applies_with_the_causal_mask(impl, return_scores):
     """Right padding sits in every real query's future, so the causal mask alone would hide it and a
     dropped key mask would go unnoticed: here a masked key sits in the past (position 1 of sequence 2)."""
     hole = np.array([[1, 1, 1, 1, 1], [1, 0, 1, 1, 1]], bool)
-    layer = ATTENTION_IMPLEMENTATIONS[impl](H, D)
+    layer = resolve("attention", impl)(H, D)
     x = _x(B, T, D)
     changed = x.copy()
     changed[1, 1] = 100.0 * _x(D)  # only the masked key changes
@@ -176,7 +177,7 @@ def test_the_key_mask_still_applies_with_the_causal_mask(impl, return_scores):
 @pytest.mark.parametrize("impl", ["fused", "looped"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_returning_scores_does_not_change_outputs(impl, case):
-    layer = ATTENTION_IMPLEMENTATIONS[impl](H, D)
+    layer = resolve("attention", impl)(H, D)
     x = _x(B, T, D)
     plain = layer(x, **CASES[case][0])
     out, scores = layer(x, return_attention_scores=True, **CASES[case][0])
@@ -270,15 +271,15 @@ def test_keras_save_load(tmp_path, impl):
     query = keras.Input((T, D))
     value = keras.Input((4, D))
     key_mask = keras.Input((4,), dtype="bool")
-    self_out = ATTENTION_IMPLEMENTATIONS[impl](H, D, name="mha")(query, use_causal_mask=True)
-    cross_out = ATTENTION_IMPLEMENTATIONS[impl](H, D, name="cross")(self_out, value, key_mask=key_mask)
+    self_out = resolve("attention", impl)(H, D, name="mha")(query, use_causal_mask=True)
+    cross_out = resolve("attention", impl)(H, D, name="cross")(self_out, value, key_mask=key_mask)
     model = keras.Model([query, value, key_mask], cross_out)
     inputs = [_x(B, T, D), _x(B, 4, D), np.array([[1, 1, 1, 1], [1, 1, 0, 0]], bool)]
     before = _np(model(inputs))
     path = tmp_path / f"{impl}.keras"
     model.save(path)
     loaded = keras.models.load_model(path, safe_mode=True)
-    assert type(loaded.get_layer("mha")) is ATTENTION_IMPLEMENTATIONS[impl]
+    assert type(loaded.get_layer("mha")) is resolve("attention", impl)
     after = _np(loaded(inputs))
     assert after.shape == (B, T, D)
     np.testing.assert_allclose(after, before, atol=1e-6)
@@ -300,7 +301,7 @@ def test_symbolic_call_returns_attention_scores(impl):
     compute_output_shape must honour return_attention_scores, or the scores are lost in any functional
     model."""
     query, value = keras.Input((T, D)), keras.Input((4, D))
-    result = ATTENTION_IMPLEMENTATIONS[impl](H, D)(query, value, return_attention_scores=True)
+    result = resolve("attention", impl)(H, D)(query, value, return_attention_scores=True)
     assert isinstance(result, tuple | list) and len(result) == 2
     outputs, scores = result
     assert tuple(outputs.shape) == (None, T, D)
@@ -311,7 +312,7 @@ def test_symbolic_call_returns_attention_scores(impl):
 def test_a_filled_cross_attention_cache_read_as_it_is_equals_call(impl):
     """Decoding fills a cache from the encoder output once (cache_update_index=0) and then reads it as it
     is (no index): both must give `call`'s numbers, the cache in the (B, 2, h, Ts, d_k) layout."""
-    layer = ATTENTION_IMPLEMENTATIONS[impl](num_heads=4, d_model=16)
+    layer = resolve("attention", impl)(num_heads=4, d_model=16)
     rng = np.random.default_rng(0)
     query = rng.normal(size=(2, 3, 16)).astype("float32")
     memory = rng.normal(size=(2, 5, 16)).astype("float32")

@@ -3,19 +3,17 @@
 from tx_keras.layers.add_norm import NORM_MODES, AddNorm
 from tx_keras.layers.aligned_attention import ATTENTION_KINDS, AlignedAttention
 from tx_keras.layers.attention import SelfAttention, scaled_dot_product_attention
-from tx_keras.layers.embedding import POSITION_KINDS, TokenAndPositionEmbedding
+from tx_keras.layers.embedding import TokenAndPositionEmbedding
 from tx_keras.layers.feed_forward import FeedForward
 from tx_keras.layers.learned_positions import LearnedPositions
-from tx_keras.layers.looped_multi_head import ATTENTION_IMPLEMENTATIONS, LoopedMultiHeadAttention
+from tx_keras.layers.looped_multi_head import LoopedMultiHeadAttention
 from tx_keras.layers.multi_head import MultiHeadAttention
 from tx_keras.layers.rotary_positions import RotaryPositions
 from tx_keras.layers.sinusoidal_positions import SinusoidalPositions
 
 __all__ = [
-    "ATTENTION_IMPLEMENTATIONS",
     "ATTENTION_KINDS",
     "NORM_MODES",
-    "POSITION_KINDS",
     "AddNorm",
     "AlignedAttention",
     "FeedForward",

@@ -7,10 +7,7 @@ import math
 import keras
 from keras import ops
 
-from tx_keras.models.components import BUILTINS, resolve, rotates_queries_and_keys
-
-# `model.positions`' built-in names (or a user's import path; tx_keras/models/components.py).
-POSITION_KINDS = tuple(BUILTINS["positions"])
+from tx_keras.models.components import resolve, rotates_queries_and_keys
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")

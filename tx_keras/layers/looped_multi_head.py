@@ -92,7 +92,3 @@ class LoopedMultiHeadAttention(MultiHeadBase):
         if self.use_bias:
             params.append(ops.convert_to_numpy(fused.output_bias))
         self._output.set_weights(params)
-
-
-# The two forms of multi-head attention, by the name the `model.attention_impl` config key uses.
-ATTENTION_IMPLEMENTATIONS = {"fused": MultiHeadAttention, "looped": LoopedMultiHeadAttention}
