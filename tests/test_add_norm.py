@@ -146,3 +146,14 @@ def test_two_step_use_without_explicit_build(norm):
     outputs = layer(x, _sublayer(layer.sublayer_input(x)))
     expected = FORMULAS[norm, True](x, lambda t: _layer_norm(t, 1.0, 0.0))
     np.testing.assert_allclose(ops.convert_to_numpy(outputs), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_a_users_norm_class_replaces_layer_norm_by_import_path():
+    """norm_impl names the norm class (models/components.py): here an RMS norm, no centring."""
+    layer = AddNorm(residual=False, norm="post", norm_impl="tests.test_plugin_components.ToyRMSNorm")
+    x = _x(2, 3, 6)
+    y = ops.convert_to_numpy(layer(np.zeros_like(x), x))
+    np.testing.assert_allclose(y, x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + EPS), rtol=1e-5)
+    assert type(layer._norm).__name__ == "ToyRMSNorm" and len(layer.weights) == 1  # a scale, no bias
+    copy = AddNorm.from_config(layer.get_config())
+    assert copy.norm_impl == layer.norm_impl and type(copy._norm) is type(layer._norm)
