@@ -11,6 +11,7 @@ from tx_keras.run_folder.atomic_write import atomic_file, write_bytes, write_jso
 from tx_keras.run_folder.flatten import flatten
 from tx_keras.run_folder.overrides import OVERRIDES_PATH, override_values, read_overrides
 from tx_keras.run_folder.run_folder_error import RunFolderError
+from tx_keras.run_folder.run_marker import check_same_config
 from tx_keras.run_folder.summary import completed_summary, summary_or_none, write_summary
 
 
@@ -98,3 +99,13 @@ def test_the_start_up_path_and_the_config_check_constants_import_no_tensorflow()
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_a_folder_started_before_a_key_existed_resumes_under_the_value_that_behaves_as_before(tmp_path):
+    started = {"model": {"d_model": 32}, "trainer": {"epochs": 1}}  # run.json of a tx_keras before ffn_impl
+    now = {"model": {"d_model": 32, "ffn_impl": "dense", "norm_impl": "layer_norm"}, "trainer": {"epochs": 2}}
+    check_same_config(tmp_path, started, now)  # trainer.epochs may grow; the new keys keep the old behaviour
+    with pytest.raises(RunFolderError, match=r"started with model.ffn_impl='dense', this command has "):
+        check_same_config(tmp_path, started, {**now, "model": {**now["model"], "ffn_impl": "my.Gated"}})
+    with pytest.raises(RunFolderError, match=r"model.d_model=32, this command has model.d_model=64"):
+        check_same_config(tmp_path, started, {**now, "model": {**now["model"], "d_model": 64}})

@@ -22,6 +22,9 @@ MARKER_NAME = "run.json"
 RUN_FORMAT = 1
 # Config keys a resumed run may change: they extend the run or change what is logged, not what is learnt.
 RESUMABLE_CHANGES = ("trainer.epochs", "trainer.checkpoint_every", "trainer.objective", "logging", "resume")
+# Config keys added since RUN_FORMAT 1, with the value that gives the behaviour from before they existed: a
+# folder started without one continues under a command that keeps that value (any other value is a change).
+ADDED_KEYS = {"model.ffn_impl": "dense", "model.norm_impl": "layer_norm"}
 
 
 def read_marker(run_dir: Path) -> dict[str, Any] | None:
@@ -58,7 +61,8 @@ def _resumable(key: str) -> bool:
 
 def check_same_config(run_dir: Path, started: Mapping[str, Any], now: Mapping[str, Any]) -> None:
     """Refuse to continue a run under a config that would change what it learns."""
-    before, after = flatten(started), flatten(now)
+    after = flatten(now)
+    before = {**{key: value for key, value in ADDED_KEYS.items() if key in after}, **flatten(started)}
     changed = sorted(
         key
         for key in before.keys() | after.keys()
