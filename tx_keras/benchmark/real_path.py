@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import keras
@@ -166,7 +166,7 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
     cpu = timed["user_s"] + timed["system_s"]
     return {
         "preset": PRESET,
-        "model": model_cfg,
+        "model": asdict(model_cfg),
         "parameters": int(model.count_params()),
         "precision": model.dtype_policy.name,
         "requested_precision": precision,
