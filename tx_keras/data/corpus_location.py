@@ -10,7 +10,6 @@ import http.client
 import os
 import re
 import sys
-import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -19,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from tqdm import tqdm
 
 from tx_keras.data.corpus_error import CorpusError
+from tx_keras.run_folder.atomic_write import atomic_file
 
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _SCHEMES = ("http", "https", "file")
@@ -107,13 +107,12 @@ def _cached_download(url: str, folder: Path, expected: str | None) -> Path:
 
 
 def _download(url: str, target: Path, expected: str | None) -> None:
-    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-    temp = Path(temp_name)
     digest = hashlib.sha256()
     request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
     try:
         with (
-            os.fdopen(handle, "wb") as stream,
+            atomic_file(target) as temp,
+            open(temp, "wb") as stream,
             urllib.request.urlopen(request, timeout=_TIMEOUT_S) as response,
         ):
             length = response.headers.get("Content-Length", "")
@@ -127,19 +126,15 @@ def _download(url: str, target: Path, expected: str | None) -> None:
                     digest.update(chunk)
                     received += len(chunk)
                     progress.update(len(chunk))
-            stream.flush()
-            os.fsync(stream.fileno())
-        if size is not None and received != size:
-            raise CorpusError(f"data.path={url}: download failed: got {received} of {size} bytes")
-        if received == 0:
-            raise CorpusError(f"data.path={url}: the download is empty")
-        if expected is not None and (actual := digest.hexdigest()) != expected:
-            raise CorpusError(_mismatch(url, expected, actual) + "; the download was removed")
-        os.replace(temp, target)
+            stream.flush()  # the checks below raise inside atomic_file: the target is never written
+            if size is not None and received != size:
+                raise CorpusError(f"data.path={url}: download failed: got {received} of {size} bytes")
+            if received == 0:
+                raise CorpusError(f"data.path={url}: the download is empty")
+            if expected is not None and (actual := digest.hexdigest()) != expected:
+                raise CorpusError(_mismatch(url, expected, actual) + "; the download was removed")
     except (OSError, http.client.HTTPException) as error:
         raise CorpusError(f"data.path={url}: download failed: {_reason(error)}") from error
-    finally:
-        temp.unlink(missing_ok=True)
 
 
 def _reason(error: BaseException) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import time
 from pathlib import Path
 
@@ -137,13 +136,10 @@ def _learned(texts: list[str], text_format: TextFormat, size: int, cache: Path) 
     minute a language on 160k sentences, and every job of a sweep over the same corpus would repeat it."""
     path = cache / f"{text_format.kind}-{size}-{_digest(texts, text_format, size)}.txt"
     if not path.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
         log.info("vocabulary: learning %d %s tokens from %d texts ...", size, text_format.kind, len(texts))
         started = time.perf_counter()
-        learn_vocabulary(texts, text_format, size).to_file(temporary)
+        learn_vocabulary(texts, text_format, size).to_file(path)  # atomic: a concurrent sweep job reads
         log.info("vocabulary: learned in %.0f s (cached in %s)", time.perf_counter() - started, cache)
-        temporary.replace(path)  # atomic: a concurrent sweep job reads a whole file or none
     return Vocabulary.from_file(path)
 
 
