@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from tx_keras.run_folder.run_marker import MARKER_NAME
@@ -30,10 +31,21 @@ def saved_model(folder: Path) -> Path | None:
     point the server at any SavedModel on the disk), else the default `export/saved_model`; None when the
     run has none (still training, export disabled, or its files were deleted)."""
     candidates = [folder / "export" / "saved_model"]
-    exported = (summary_or_none(folder) or {}).get("export")
+    try:
+        stamp = (folder / SUMMARY_NAME).stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    exported = _exported(folder, stamp) if stamp is not None else None
     if isinstance(exported, str) and folder.resolve() in (folder / exported).resolve().parents:
         candidates.insert(0, folder / exported)
     for candidate in candidates:
         if (candidate / "saved_model.pb").is_file():
             return candidate
     return None
+
+
+@lru_cache(maxsize=1024)
+def _exported(folder: Path, stamp: int) -> object:
+    """summary.json's `export` entry, read once per version of the file: the Attention tab polls every
+    run's folder every 15 s, and a sweep has hundreds; a stat per poll is cheap, a JSON parse is not."""
+    return (summary_or_none(folder) or {}).get("export")
