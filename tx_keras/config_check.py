@@ -125,6 +125,7 @@ _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] =
     "trainer.early_stopping.min_delta": ((float, int), _at_least(0)),
     "trainer.early_stopping.stop_at": ((float, int, type(None)), None),
     "trainer.early_stopping.in_sweeps": ((bool,), None),
+    "logging.head_importance": ((bool,), None),
     "logging.verbose": ((int,), _one_of(0, 1, 2)),
     "logging.progress_every_s": ((float, int), _at_least(1)),
     "resume": ((str, type(None)), None),

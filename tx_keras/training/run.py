@@ -34,6 +34,7 @@ from tx_keras.training.callbacks.early_stopping import STOPPED_KEY, EarlyStoppin
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
+from tx_keras.training.callbacks.head_importance import ROWS, HeadImportanceAtEnd
 from tx_keras.training.callbacks.progress import Progress
 from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
@@ -113,16 +114,19 @@ def _dashboard(
         FlushingTensorBoard(log_dir=str(run_dir), update_freq="epoch", write_graph=False, profile_batch=0)
     ]
     epochs = epochs_to_log(logging.attention_maps, cfg.trainer.epochs)
-    if logging.probes and epochs:
-        probes = Probes.from_task(task, logging.probes)
+    probes = Probes.from_task(task, logging.probes) if logging.probes else None
+    if probes is not None and epochs:
         callbacks.append(AttentionMaps(run_dir, probes, epochs, logging.attention_tensors_mb))
         callbacks.append(TextSamples(run_dir, probes, task, decode, epochs))
     if logging.diagnostics_every:
         source, target = task.splits["train"]
         batch = slice(0, cfg.trainer.batch_size)
         inputs = (source[batch], target[batch, :-1])
+        probe_inputs = None if probes is None else (probes.source, probes.decoder_input)
         callbacks.append(
-            Diagnostics(run_dir, inputs, target[batch, 1:], logging.diagnostics_every, initial_epoch)
+            Diagnostics(
+                run_dir, inputs, target[batch, 1:], logging.diagnostics_every, initial_epoch, probe_inputs
+            )
         )
     return callbacks
 
@@ -224,6 +228,13 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
     steps = _steps_per_epoch(task, cfg, batches)
     if isinstance(schedule, Cooldown):
         callbacks.append(CooldownClock(schedule, budget, cfg.trainer.epochs, steps))
+    importance = None
+    if cfg.logging.get("head_importance"):  # after training, before the evaluation: the model as trained
+        rows = slice(0, ROWS)
+        source_rows, target_rows = (split[rows] for split in task.splits["validation"])
+        first_rows = _dataset(source_rows, target_rows, cfg.trainer, shuffle=False)
+        importance = HeadImportanceAtEnd(run_dir, first_rows, len(source_rows), cfg.logging.tensorboard)
+        callbacks.append(importance)
     terminal = sys.stderr.isatty()
     progress = Progress(
         cfg.trainer.epochs,
@@ -263,6 +274,8 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         "train_time_s": train_time_s,
         "data": {**task.report, "padding_fraction": _padding(task, batches)},
     }
+    if importance is not None and importance.record is not None:
+        fields["head_importance"] = importance.record
     if budget and budget.reached:
         fields["stopped_by"] = f"time budget: trainer.max_train_minutes={cfg.trainer.max_train_minutes}"
     elif stopper is not None and stopper.reason:

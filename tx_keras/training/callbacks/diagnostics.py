@@ -8,6 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from tx_keras.diagnostics import attention_entropy, gradient_norms_by_layer, rank_collapse_ratio
+from tx_keras.diagnostics.head_diversity import head_diversity
 from tx_keras.training.callbacks.summary_callback import SummaryCallback
 
 PREFIX = "layers"  # one Scalars group, sorted after Keras' `epoch_*` curves and the `final/` scores
@@ -19,7 +20,11 @@ class Diagnostics(SummaryCallback):
     - `layers/gradient_norm/<layer>`: the lecture's "without Add, deep stacks stop training" made visible;
     - `layers/activation_mean/<layer>`, `layers/activation_std/<layer>`: what Norm does to each block;
     - `layers/attention_entropy/<kind>/layer_i/head_j`: how focused each head is (nats);
-    - `layers/rank_collapse/<layer>`: Dong et al.'s ratio, 0 when all tokens have become the same vector.
+    - `layers/rank_collapse/<layer>`: Dong et al.'s ratio, 0 when all tokens have become the same vector;
+    - `layers/head_divergence/<kind>/layer_i`, `layers/focused_heads/<kind>/layer_i` (given `probes`, the
+      (source, decoder input) ids of the probe sentences): do the heads look at different positions
+      (`head_diversity`: mean pairwise Jensen-Shannon divergence in bits, 0 for one head) and what share
+      of them mostly at one.
 
     One forward and one backward pass on a fixed training batch: a few hundred milliseconds per epoch.
     A run resumed after `initial_epoch` epochs has logged step 0 already and does not log it again.
@@ -32,9 +37,11 @@ class Diagnostics(SummaryCallback):
         labels: np.ndarray,
         every: int,
         initial_epoch: int = 0,
+        probes: tuple[np.ndarray, np.ndarray] | None = None,
     ):
         super().__init__(log_dir)
         self.inputs, self.labels, self.every, self.initial_epoch = inputs, labels, every, initial_epoch
+        self.probes = probes
 
     def on_train_begin(self, logs: dict | None = None) -> None:
         if self.initial_epoch == 0:
@@ -61,6 +68,21 @@ class Diagnostics(SummaryCallback):
             queries = masks["encoder" if name.startswith("encoder") else "decoder"]
             for head, entropy in enumerate(attention_entropy(np.asarray(weights), queries)):
                 values[f"attention_entropy/{name}/head_{head + 1}"] = float(entropy)
+        if self.probes is not None:
+            values.update(self.diversity(self.probes))
+        return values
+
+    def diversity(self, inputs: tuple[np.ndarray, np.ndarray]) -> dict[str, float]:
+        """Head divergence and focused share of every attention layer on `inputs` (source, decoder input)."""
+        _, attention, _ = self.model.trace(inputs, training=False)
+        masks = {"encoder": inputs[0] != 0, "decoder": inputs[1] != 0}
+        values = {}
+        for name, weights in attention.items():
+            found = head_diversity(
+                np.asarray(weights), masks["encoder" if name.startswith("encoder") else "decoder"]
+            )
+            values[f"head_divergence/{name}"] = found.divergence
+            values[f"focused_heads/{name}"] = found.focused
         return values
 
     def log(self, step: int) -> None:
