@@ -19,8 +19,8 @@ from tx_keras.models import ModelConfig, Transformer
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH
 from tx_keras.runtime.allocator import configure_allocator
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
+from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
-from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
 from tx_keras.training.precision import precision_policy
 
 PRESET = "tatoeba_small"
@@ -157,7 +157,7 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
         callbacks = [
             keras.callbacks.TerminateOnNaN(),
             EpochVariable(epoch),
-            FlushingTensorBoard(log_dir=folder, update_freq="epoch", write_graph=False, profile_batch=0),
+            EpochScalars(folder),
             EpochCheckpoint(Path(folder) / CHECKPOINT_PATH, 1, 2),
             clock,
         ]

@@ -32,8 +32,8 @@ from tx_keras.training.callbacks.attention_maps import epochs_to_log
 from tx_keras.training.callbacks.cooldown_clock import CooldownClock
 from tx_keras.training.callbacks.early_stopping import STOPPED_KEY, EarlyStopping
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
+from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
-from tx_keras.training.callbacks.flushing_tensorboard import FlushingTensorBoard
 from tx_keras.training.callbacks.head_importance import ROWS, HeadImportanceAtEnd
 from tx_keras.training.callbacks.progress import Progress
 from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
@@ -110,9 +110,7 @@ def _dashboard(
     run list (the run, train, validation), not one per kind of summary.
     """
     logging = cfg.logging
-    callbacks: list[keras.callbacks.Callback] = [
-        FlushingTensorBoard(log_dir=str(run_dir), update_freq="epoch", write_graph=False, profile_batch=0)
-    ]
+    callbacks: list[keras.callbacks.Callback] = [EpochScalars(run_dir)]
     epochs = epochs_to_log(logging.attention_maps, cfg.trainer.epochs)
     probes = Probes.from_task(task, logging.probes) if logging.probes else None
     if probes is not None and epochs:

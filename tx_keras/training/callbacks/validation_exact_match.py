@@ -11,7 +11,7 @@ from tx_keras.data.vocabulary import Vocabulary
 from tx_keras.decoding.batches import decode_in_batches
 from tx_keras.evaluation.exact_match import exact_match
 
-LOG_KEY = "val_exact_match"  # drawn as validation `epoch_accuracy/exact_match` (FlushingTensorBoard)
+LOG_KEY = "val_exact_match"  # drawn as validation `epoch_accuracy/exact_match` (EpochScalars)
 
 
 class ValidationExactMatch(keras.callbacks.Callback):
