@@ -5,16 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tx_keras.claims.claim_runs import ClaimRun, curves_by_setting, diagnostics_by_line, gather, load_runs
+from tx_keras.claims.claim_runs import (
+    ClaimRun,
+    curves_by_setting,
+    diagnostics_by_line,
+    final_diagnostics,
+    gather,
+    load_runs,
+)
 from tx_keras.claims.definitions import Claim, Evidence
 from tx_keras.claims.plots import plot_curves, plot_layers, plot_metric
-from tx_keras.claims.settings import sort_key
+from tx_keras.claims.settings import Setting, label, sort_key
 from tx_keras.claims.verdicts import Verdict
 
 
 @dataclass(frozen=True)
 class Assessment:
-    """What the report shows for one claim; `figures` are (caption, file name in the report folder)."""
+    """What the report shows for one claim; `figures` are (caption, file name in the report folder),
+    `tables` (caption, Markdown table) of its end-of-training diagnostics."""
 
     claim: Claim
     sweep_dir: Path
@@ -22,6 +30,26 @@ class Assessment:
     evidence: Evidence
     verdict: Verdict
     figures: list[tuple[str, str]] = field(default_factory=list)
+    tables: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _by_swept(stats: dict[Setting, object], knobs: tuple[str, ...]) -> dict[Setting, object]:
+    """The settings cut to the claim's knobs (for labels: a corpus' `data.path` given to every job is no
+    setting), unless that would merge settings."""
+    swept = {tuple(pair for pair in setting if pair[0] in knobs): value for setting, value in stats.items()}
+    return swept if len(swept) == len(stats) else stats
+
+
+def layer_table(values: dict[Setting, dict[str, float]], knobs: tuple[str, ...]) -> str:
+    """Settings down (in `knobs` order), layers across, each value to 3 digits."""
+    values = _by_swept(values, knobs)
+    settings = sorted(values, key=lambda setting: sort_key(setting, knobs))
+    layers = sorted({layer for by_layer in values.values() for layer in by_layer})
+    lines = ["| setting | " + " | ".join(layers) + " |", "|---|" + "---|" * len(layers)]
+    for setting in settings:
+        cells = [f"{values[setting][layer]:.3f}" if layer in values[setting] else "" for layer in layers]
+        lines.append(f"| {label(setting, knobs)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def assess(claim: Claim, sweep_dir: Path, out_dir: Path) -> Assessment:
@@ -29,10 +57,10 @@ def assess(claim: Claim, sweep_dir: Path, out_dir: Path) -> Assessment:
     runs = load_runs(sweep_dir)
     evidence = gather(runs, claim)
     ordered = dict(sorted(evidence.stats.items(), key=lambda item: sort_key(item[0], claim.knobs)))
-    evidence = Evidence(ordered, evidence.steps, evidence.config)
+    evidence = Evidence(ordered, evidence.steps, evidence.config, evidence.beside)
     figures = []
     name = f"{claim.name}_{claim.metric}.png"
-    plot_metric(evidence.stats, claim.knobs, claim.metric_label, out_dir / name)
+    plot_metric(_by_swept(evidence.stats, claim.knobs), claim.knobs, claim.metric_label, out_dir / name)
     figures.append((f"{claim.metric_label} per setting: each seed a dot, mean ± sd", name))
     if claim.diagnostics:
         for prefix, ylabel, log in (
@@ -51,4 +79,10 @@ def assess(claim: Claim, sweep_dir: Path, out_dir: Path) -> Assessment:
             ordered_curves = dict(sorted(curves.items(), key=lambda item: sort_key(item[0], claim.knobs)))
             plot_curves(ordered_curves, claim.knobs, claim.steps_to, out_dir / name)
             figures.append(("validation token accuracy against training steps, every seed", name))
-    return Assessment(claim, sweep_dir, runs, evidence, claim.judge(evidence), figures)
+    tables = []
+    for prefix in claim.final:
+        values = final_diagnostics(runs, prefix)
+        if values:
+            caption = f"`layers/{prefix}` at the end of training per layer (mean over seeds)"
+            tables.append((caption, layer_table(values, claim.knobs)))
+    return Assessment(claim, sweep_dir, runs, evidence, claim.judge(evidence), figures, tables)

@@ -9,7 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tx_keras.claims.definitions import Claim, Evidence
-from tx_keras.claims.event_scalars import accuracy_curve, diagnostics_at_init, steps_per_epoch, steps_to_reach
+from tx_keras.claims.event_scalars import (
+    accuracy_curve,
+    diagnostics_at_end,
+    diagnostics_at_init,
+    steps_per_epoch,
+    steps_to_reach,
+)
 from tx_keras.claims.seed_statistics import SeedStats
 from tx_keras.claims.settings import Setting, make_setting, value_of
 from tx_keras.comparison import RunRecord, collect_runs
@@ -46,8 +52,19 @@ def outcome(run: ClaimRun, metric: str) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
+def _beside(runs: list[ClaimRun], metric: str) -> dict[Setting, SeedStats]:
+    """A second metric over seeds per setting (the completed runs that recorded it)."""
+    values: dict[Setting, list[float]] = defaultdict(list)
+    for run in runs:
+        value = outcome(run, metric) if run.record.status == "completed" else None
+        if value is not None:
+            values[run.setting].append(value)
+    return {setting: SeedStats(tuple(found)) for setting, found in values.items()}
+
+
 def gather(runs: list[ClaimRun], claim: Claim) -> Evidence:
-    """Per setting: the metric over seeds and, if the claim asks, each seed's steps to its target accuracy."""
+    """Per setting: the metric over seeds and, if the claim asks, each seed's steps to its target accuracy
+    and its second metric."""
     values: dict[Setting, list[float]] = defaultdict(list)
     diverged: dict[Setting, int] = defaultdict(int)
     missing: dict[Setting, int] = defaultdict(int)
@@ -71,7 +88,9 @@ def gather(runs: list[ClaimRun], claim: Claim) -> Evidence:
         for setting in settings
     }
     config = next((run.config for run in runs if run.config), {})
-    return Evidence(stats, {setting: tuple(found) for setting, found in steps.items()}, config)
+    found_steps = {setting: tuple(found) for setting, found in steps.items()}
+    beside = _beside(runs, claim.beside) if claim.beside else {}
+    return Evidence(stats, found_steps, config, beside)
 
 
 def diagnostics_by_line(
@@ -89,6 +108,17 @@ def diagnostics_by_line(
         if values:
             groups[tuple(pair for pair in run.setting if pair[0] in knobs)].append(values)
     return {line: _mean_by_layer(group) for line, group in sorted(groups.items())}
+
+
+def final_diagnostics(runs: list[ClaimRun], prefix: str) -> dict[Setting, dict[str, float]]:
+    """The `prefix` diagnostic's last logged value per layer (`cross/layer_1`), mean over the completed
+    runs of each setting; settings whose runs logged none are left out."""
+    groups: dict[Setting, list[dict[str, float]]] = defaultdict(list)
+    for run in runs:
+        values = diagnostics_at_end(run.record.path, prefix) if run.record.status == "completed" else {}
+        if values:
+            groups[run.setting].append(values)
+    return {setting: _mean_by_layer(group) for setting, group in groups.items()}
 
 
 def _mean_by_layer(per_run: list[dict[str, float]]) -> dict[str, float]:

@@ -21,16 +21,33 @@ def diagnostics_at_init(run_dir: Path, prefix: str) -> dict[str, float]:
     return _at_init(run_dir, f"layers/{prefix}/")
 
 
+def diagnostics_at_end(run_dir: Path, prefix: str) -> dict[str, float]:
+    """`{layer: value}` of the `layers/prefix/<layer>` diagnostics at the last step they were logged (the end
+    of training); empty when the run logged none."""
+    return _at_step(run_dir, f"layers/{prefix}/", last=True)
+
+
 def _at_init(folder: Path, prefix: str) -> dict[str, float]:
     """The step-0 values of the tags under `prefix` in `folder`'s event files, by the rest of the tag."""
+    return _at_step(folder, prefix, last=False)
+
+
+def _at_step(folder: Path, prefix: str, last: bool) -> dict[str, float]:
+    """The values of the tags under `prefix` in `folder`'s event files, by the rest of the tag: at step 0,
+    or (`last`) at each tag's last logged step."""
     events = event_accumulator.EventAccumulator(str(folder), size_guidance={event_accumulator.TENSORS: 0})
     events.Reload()
     values = {}
     for tag in events.Tags()["tensors"]:
         if tag.startswith(prefix):
-            at_init = [record for record in events.Tensors(tag) if record.step == 0]
-            if at_init:
-                values[tag[len(prefix) :]] = float(tensor_util.make_ndarray(at_init[-1].tensor_proto))
+            records = events.Tensors(tag)
+            chosen = (
+                [max(records, key=lambda record: record.step)]
+                if last and records
+                else [record for record in records if record.step == 0]
+            )
+            if chosen:
+                values[tag[len(prefix) :]] = float(tensor_util.make_ndarray(chosen[-1].tensor_proto))
     return values
 
 

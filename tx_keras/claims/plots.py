@@ -47,7 +47,8 @@ def plot_metric(stats: Mapping[Setting, SeedStats], knobs: tuple[str, ...], metr
             tick.set_horizontalalignment("right")
     axes.set_xlabel(" / ".join(knob.rsplit(".", 1)[-1] for knob in knobs))
     axes.set_ylabel(metric)
-    axes.set_ylim(-0.02, 1.02)
+    if all(0.0 <= value <= 1.0 for result in stats.values() for value in result.values):
+        axes.set_ylim(-0.02, 1.02)  # a 0-1 score on its whole scale; chrF / BLEU (0-100) scale themselves
     axes.grid(axis="y", alpha=0.3)
     figure.tight_layout()
     write_figure(path, figure)

@@ -28,6 +28,8 @@ def table(assessment: Assessment) -> str:
             wall[run.setting].append(float(run.record.wall_time_s))
     knobs = [knob for knob in claim.knobs if any(value_of(s, knob) is not None for s in evidence.stats)]
     header = [knob.rsplit(".", 1)[-1] for knob in knobs] + ["seeds", f"{claim.metric} (mean ± sd)"]
+    if claim.beside:
+        header.append(f"{claim.beside} (mean ± sd)")
     header += ["diverged", "failed or unfinished"]
     if claim.steps_to is not None:
         header.append(f"steps to {claim.steps_to}")
@@ -35,7 +37,11 @@ def table(assessment: Assessment) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for setting, stats in evidence.stats.items():
         row = [_cell(setting, knob) for knob in knobs]
-        row += [str(stats.n), stats.text(), str(stats.diverged), str(stats.missing)]
+        row += [str(stats.n), stats.text()]
+        if claim.beside:
+            beside = evidence.beside.get(setting)
+            row.append(beside.text() if beside else "n/a")
+        row += [str(stats.diverged), str(stats.missing)]
         if claim.steps_to is not None:
             row.append(steps_text(evidence.steps.get(setting, ())))
         times = wall.get(setting, [])
@@ -59,6 +65,7 @@ def section(number: int, assessment: Assessment) -> str:
     if verdict.notes:
         parts.append("".join(f"- {note}\n" for note in verdict.notes))
     parts.append(table(assessment))
+    parts += [f"{caption}:\n\n{markdown}" for caption, markdown in assessment.tables]
     parts += [f"![{caption}]({name})\n" for caption, name in assessment.figures]
     return "\n".join(parts)
 

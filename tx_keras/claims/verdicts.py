@@ -321,3 +321,53 @@ def heads_verdict(
     if comparison.real:
         return Verdict(HOLDS, numbers)
     return Verdict(DOES_NOT_HOLD, numbers + "; not at this scale")
+
+
+CHRF_RESOLUTION = 0.01  # chrF and BLEU are 0-100 scores read to 2 decimals
+
+
+def heads_text_verdict(chrf: Stats, bleu: Stats | None = None, floor: float = 20.0) -> Verdict:
+    """Claim 5 on real text (Vaswani et al. 2017, Table 3 row A, at the model's fixed width): 8 heads
+    against 1 on validation chrF. Holds if 8 heads score higher (Welch p < 0.05); does not hold if 1 head
+    scores higher (p < 0.05); inconclusive when the seeds cannot tell the two apart (the smallest
+    difference they could have called real is in the reason), and when no head count reaches `floor`
+    chrF: every degenerate output measured on Tatoeba eng-fra scores below it (the English source copied
+    13.4, one fixed French sentence <= 8.2, the most frequent French words 7.9), a trained preset 56-58.
+    BLEU is printed beside; the notes compare 32 heads with 8 (the paper: 0.4 BLEU short) and with 1."""
+    heads = {count: select(chrf, {"model.num_heads": count}) for count in (1, 8, 32)}
+    problem = _usable(**{"1 head": heads[1], "8 heads": heads[8]})
+    if problem:
+        return Verdict(INCONCLUSIVE, problem)
+    failed = _never_learned(chrf, floor, "validation chrF")
+    if failed:
+        return failed
+
+    def bleu_text(count: int) -> str:
+        side = select(bleu, {"model.num_heads": count}) if bleu else None
+        return f" (BLEU {side.text(2)})" if side else ""
+
+    def compared(better: int, worse: int) -> tuple[Comparison, str]:
+        comparison = _compare(heads[better], heads[worse], CHRF_RESOLUTION)
+        text = (
+            f"validation chrF {better} heads {heads[better].text(2)}{bleu_text(better)}, {worse} "
+            f"head{'s' if worse > 1 else ''} {heads[worse].text(2)}{bleu_text(worse)}; "
+            f"{better} minus {worse}: {comparison.text(2)}"
+        )
+        return comparison, text
+
+    comparison, numbers = compared(8, 1)
+    notes = []
+    if heads[32] is not None and heads[32].n >= 2:
+        for worse in (8, 1):
+            against, text = compared(32, worse)
+            answer = (
+                "higher" if against.real else "lower" if against.p < 0.05 else "no significant difference"
+            )
+            notes.append(f"32 heads against {worse}: {answer}; {text}")
+        notes.append("the paper: 32 heads 25.4 BLEU, 0.4 short of 8 heads (dev set, newstest2013)")
+    notes = tuple(notes)
+    if comparison.real:
+        return Verdict(HOLDS, numbers, notes)
+    if comparison.difference < 0 and comparison.p < 0.05:
+        return Verdict(DOES_NOT_HOLD, numbers + "; 1 head is better", notes)
+    return Verdict(INCONCLUSIVE, numbers + "; the seeds cannot tell 8 heads from 1 at this budget", notes)

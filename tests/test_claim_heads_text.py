@@ -1,0 +1,122 @@
+"""The heads-on-real-text claim: its rule on known numbers, and its sweep end to end at toy size on a
+generated parallel corpus (tiny model, 2 head counts x 2 seeds), through tx-claims."""
+
+import json
+
+import pytest
+
+from tests.conftest import tx_train
+from tx_keras.claims.definitions import CLAIMS
+from tx_keras.claims.event_scalars import diagnostics_at_end
+from tx_keras.claims.seed_statistics import SeedStats
+from tx_keras.claims.settings import make_setting
+from tx_keras.claims.verdicts import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, heads_text_verdict
+from tx_keras.cli.claims import main
+from tx_keras.training.callbacks.head_importance import TABLE
+
+
+def _stats(**by_heads: tuple[float, ...]) -> dict:
+    return {make_setting({"model.num_heads": heads[1:]}): SeedStats(v) for heads, v in by_heads.items()}
+
+
+def test_the_rule_on_known_numbers():
+    holds = heads_text_verdict(
+        _stats(h1=(40.1, 40.5, 40.3), h8=(44.0, 44.6, 44.2), h32=(43.1, 43.5, 43.0)),
+        _stats(h1=(20.0, 20.4, 20.1), h8=(23.0, 23.5, 23.2)),
+    )
+    assert holds.outcome == HOLDS and "(BLEU 20.17 ± 0.21)" in holds.reason
+    assert any(note.startswith("32 heads against 8: lower") for note in holds.notes)
+    worse = heads_text_verdict(_stats(h1=(44.0, 44.6, 44.2), h8=(40.1, 40.5, 40.3)))
+    assert worse.outcome == DOES_NOT_HOLD
+    same = heads_text_verdict(_stats(h1=(40.0, 44.0, 42.0), h8=(41.0, 45.0, 42.5)))
+    assert same.outcome == INCONCLUSIVE and "cannot tell" in same.reason
+    nothing = heads_text_verdict(_stats(h1=(10.0, 11.0, 12.0), h8=(14.0, 15.0, 16.0)))
+    assert nothing.outcome == INCONCLUSIVE and "no setting learned" in nothing.reason
+    missing = heads_text_verdict(_stats(h1=(40.0, 41.0)))
+    assert missing.outcome == INCONCLUSIVE and "8 heads" in missing.reason
+
+
+SUBJECTS = [("I", "Je", "am", "suis"), ("You", "Tu", "are", "es"), ("He", "Il", "is", "est")]
+STATES = [
+    ("tired", "fatigué"),
+    ("happy", "heureux"),
+    ("here", "là"),
+    ("late", "en retard"),
+    ("ready", "prêt"),
+]
+PLACES = [("in Paris", "à Paris"), ("at home", "à la maison"), ("", "")]
+
+
+def _corpus(path):
+    lines = []
+    for english, french, be, etre in SUBJECTS:
+        for state, etat in STATES:
+            for place, lieu in PLACES:
+                lines.append(f"{english} {be} {state} {place}.".replace(" .", ".") + "\t")
+                lines[-1] += f"{french} {etre} {etat} {lieu}.".replace(" .", ".")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+TOY = [
+    "model.num_heads=1,8",
+    "seed=0,1",
+    "model.num_encoder_layers=1",
+    "model.num_decoder_layers=1",
+    "model.d_model=32",
+    "model.dff=64",
+    "data.num_validation=8",
+    "data.num_test=8",
+    "data.vocab_size=120",
+    "trainer.max_train_minutes=null",
+    "trainer.epochs=2",
+    "trainer.batch_tokens=128",
+    "trainer.checkpoint_every=0",
+    "logging.probes=4",
+    "hydra.sweep.subdir=${hydra.job.num}",  # folder names of all these overrides would be too long
+]
+
+
+def test_the_sweep_logs_diversity_and_importance_and_tx_claims_judges_it(tmp_path, capsys):
+    sweep_dir = tmp_path / "claim_heads_text"
+    corpus = _corpus(tmp_path / "pairs.tsv")
+    overrides = [f"data.path={corpus}", f"data.cache_dir={tmp_path / 'cache'}", *TOY]
+    result = tx_train("sweep=claim_heads_text", *overrides, f"hydra.sweep.dir={sweep_dir}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    runs = {path.parent: json.loads(path.read_text()) for path in sweep_dir.glob("*/summary.json")}
+    assert len(runs) == 4 and {s["status"] for s in runs.values()} == {"completed"}
+    for run_dir, summary in runs.items():
+        heads = summary["config"]["model"]["num_heads"]
+        assert summary["config"]["export"]["beam_width"] == 1 and "validation_chrf" in summary["metrics"]
+        increase = summary["head_importance"]["loss_increase"]
+        assert set(increase) == {"encoder_self/layer_1", "decoder_self/layer_1", "cross/layer_1"}
+        assert all(len(values) == heads for values in increase.values())
+        assert "| cross/layer_1 |" in (run_dir / TABLE).read_text()
+        divergence = diagnostics_at_end(run_dir, "head_divergence")
+        focused = diagnostics_at_end(run_dir, "focused_heads")
+        assert set(divergence) == set(focused) == set(increase)
+        if heads == 1:
+            assert set(divergence.values()) == {0.0}
+        else:
+            assert all(0.0 < value <= 1.0 for value in divergence.values())
+    out = tmp_path / "report"
+    main([str(sweep_dir), "--out", str(out)])
+    assert capsys.readouterr().out.startswith("heads_text: ")
+    report = (out / "report.md").read_text()
+    assert f"## 1. {CLAIMS['heads_text'].title}: " in report
+    assert "`layers/head_divergence` at the end of training" in report
+    assert "| num_heads=8 |" in report and "validation_bleu (mean ± sd)" in report
+
+
+def test_without_a_corpus_every_job_stops_at_once_in_one_line(tmp_path):
+    result = tx_train("sweep=claim_heads_text", cwd=tmp_path)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    failed = [line for line in result.stderr.splitlines() if "failed: data.path is required" in line]
+    assert len(failed) == 9 and "9 jobs: 9 failed" in result.stderr
+
+
+@pytest.mark.parametrize("key", ["beside", "final"])
+def test_the_claim_is_known_to_tx_claims(key):
+    claim = CLAIMS["heads_text"]
+    assert claim.sweep == "claim_heads_text" and claim.metric == "validation_chrf"
+    assert getattr(claim, key)
