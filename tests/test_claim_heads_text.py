@@ -6,6 +6,7 @@ import json
 import pytest
 
 from tests.conftest import tx_train
+from tests.test_parallel_text import _pairs
 from tx_keras.claims.definitions import CLAIMS
 from tx_keras.claims.event_scalars import diagnostics_at_end
 from tx_keras.claims.seed_statistics import SeedStats
@@ -36,25 +37,9 @@ def test_the_rule_on_known_numbers():
     assert missing.outcome == INCONCLUSIVE and "8 heads" in missing.reason
 
 
-SUBJECTS = [("I", "Je", "am", "suis"), ("You", "Tu", "are", "es"), ("He", "Il", "is", "est")]
-STATES = [
-    ("tired", "fatigué"),
-    ("happy", "heureux"),
-    ("here", "là"),
-    ("late", "en retard"),
-    ("ready", "prêt"),
-]
-PLACES = [("in Paris", "à Paris"), ("at home", "à la maison"), ("", "")]
-
-
 def _corpus(path):
-    lines = []
-    for english, french, be, etre in SUBJECTS:
-        for state, etat in STATES:
-            for place, lieu in PLACES:
-                lines.append(f"{english} {be} {state} {place}.".replace(" .", ".") + "\t")
-                lines[-1] += f"{french} {etre} {etat} {lieu}.".replace(" .", ".")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    """The small English-French corpus of test_parallel_text, as a plain two-column TSV."""
+    path.write_text("".join(f"{en}\t{fr}\n" for en, fr in _pairs()), encoding="utf-8")
     return path
 
 
@@ -77,6 +62,7 @@ TOY = [
 ]
 
 
+@pytest.mark.slow  # 4 jobs: ~95 s on the 2-core CPU while other tests ran
 def test_the_sweep_logs_diversity_and_importance_and_tx_claims_judges_it(tmp_path, capsys):
     sweep_dir = tmp_path / "claim_heads_text"
     corpus = _corpus(tmp_path / "pairs.tsv")
