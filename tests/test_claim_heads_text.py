@@ -106,3 +106,20 @@ def test_the_claim_is_known_to_tx_claims(key):
     claim = CLAIMS["heads_text"]
     assert claim.sweep == "claim_heads_text" and claim.metric == "validation_chrf"
     assert getattr(claim, key)
+
+
+def test_the_diversity_table_orders_settings_and_layers_and_drops_the_corpus_path():
+    from tx_keras.claims.assessment import layer_table
+
+    values = {
+        make_setting({"model.num_heads": 8, "data.path": "/data/eng-fra.tsv"}): {
+            "cross/layer_1": 0.1,
+            "encoder_self/layer_2": 0.2,
+            "encoder_self/layer_1": 0.3,
+        },
+        make_setting({"model.num_heads": 1, "data.path": "/data/eng-fra.tsv"}): {"cross/layer_1": 0.0},
+    }
+    lines = layer_table(values, ("model.num_heads",)).splitlines()
+    assert lines[0] == "| setting | encoder_self/layer_1 | encoder_self/layer_2 | cross/layer_1 |"
+    assert lines[2] == "| num_heads=1 |  |  | 0.000 |"
+    assert lines[3] == "| num_heads=8 | 0.300 | 0.200 | 0.100 |"

@@ -40,11 +40,21 @@ def _by_swept(stats: dict[Setting, object], knobs: tuple[str, ...]) -> dict[Sett
     return swept if len(swept) == len(stats) else stats
 
 
+_KIND_ORDER = {"encoder_self": 0, "decoder_self": 1, "cross": 2}
+
+
+def _layer_order(name: str) -> tuple[int, int, str]:
+    """`encoder_self/layer_2` -> (0, 2, name): encoder self-attention, decoder self-attention, cross, each
+    by depth (names of another form last, alphabetically)."""
+    kind, _, layer = name.partition("/layer_")
+    return (_KIND_ORDER.get(kind, len(_KIND_ORDER)), int(layer) if layer.isdigit() else 0, name)
+
+
 def layer_table(values: dict[Setting, dict[str, float]], knobs: tuple[str, ...]) -> str:
     """Settings down (in `knobs` order), layers across, each value to 3 digits."""
     values = _by_swept(values, knobs)
     settings = sorted(values, key=lambda setting: sort_key(setting, knobs))
-    layers = sorted({layer for by_layer in values.values() for layer in by_layer})
+    layers = sorted({layer for by_layer in values.values() for layer in by_layer}, key=_layer_order)
     lines = ["| setting | " + " | ".join(layers) + " |", "|---|" + "---|" * len(layers)]
     for setting in settings:
         cells = [f"{values[setting][layer]:.3f}" if layer in values[setting] else "" for layer in layers]
