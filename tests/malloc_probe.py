@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 _SCRIPT = """
-import ctypes, resource
+import ctypes, resource, threading
 {setup}
 libc = ctypes.CDLL("libc.so.6")
 libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
@@ -18,22 +18,31 @@ def step():
     buffer = libc.malloc({size})
     ctypes.memset(buffer, 1, {size})
     libc.free(buffer)
-step()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(9):
+def rounds():
     step()
-print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(9):
+        step()
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+if {in_thread}:  # a thread of its own gets a glibc arena of its own, as TensorFlow's op threads do
+    worker = threading.Thread(target=rounds)
+    worker.start()
+    worker.join()
+else:
+    rounds()
 {after}
 """
 
 
-def probe(setup: str, size: int, allocator: str | None, after: str = "") -> list[str]:
+def probe(
+    setup: str, size: int, allocator: str | None, after: str = "", in_thread: bool = False
+) -> list[str]:
     """The probe's output lines (the fault count first) after running `setup`, with TX_KERAS_ALLOCATOR set
-    to `allocator` (None: unset, the default)."""
+    to `allocator` (None: unset, the default); `in_thread`: the rounds run in a new thread."""
     env = {k: v for k, v in os.environ.items() if k not in ("TX_KERAS_ALLOCATOR", "TF_CPU_ALLOCATOR_USE_BFC")}
     if allocator is not None:
         env["TX_KERAS_ALLOCATOR"] = allocator
-    script = _SCRIPT.format(setup=setup, size=size, after=after)
+    script = _SCRIPT.format(setup=setup, size=size, after=after, in_thread=in_thread)
     result = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
     )

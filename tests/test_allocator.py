@@ -11,14 +11,15 @@ from tests.malloc_probe import probe
 from tx_keras.runtime.allocator import _glibc_mallopt
 
 
-def _probe(choice: str | None) -> tuple[int, str]:
-    """Faults of nine rounds of freeing and reallocating 48 MB after `import tx_keras`, and the allocator
-    account `configure_allocator` gives."""
+def _probe(choice: str | None, size: int = 48 << 20, in_thread: bool = False) -> tuple[int, str]:
+    """Faults of nine rounds of freeing and reallocating `size` bytes after `import tx_keras`, and the
+    allocator account `configure_allocator` gives."""
     faults, account = probe(
         "import tx_keras\nfrom tx_keras.runtime.allocator import configure_allocator",
-        48 << 20,
+        size,
         choice,
         after="print(configure_allocator())",
+        in_thread=in_thread,
     )[-2:]
     return int(faults), account
 
@@ -28,6 +29,15 @@ def test_default_keeps_freed_buffers_so_steps_stop_faulting():
     faults, account = _probe(None)
     assert faults < 500, faults  # 9 x 48 MB would be ~110,000 faults of 4 KiB pages
     assert "mmap and trimming off" in account
+
+
+@pytest.mark.skipif(_glibc_mallopt() is None, reason="needs glibc")
+def test_default_keeps_buffers_over_64_mb_of_other_threads_too():
+    """glibc serves a thread other than the main one from an arena of 64 MB heaps and maps anything larger
+    anew, whatever M_MMAP_MAX says: a decoding cache of 512 rows x 70 positions at d_model 256 is 70 MiB,
+    which made evaluation spend half its CPU in the kernel. One arena for every thread keeps it."""
+    faults, _ = _probe(None, 80 << 20, in_thread=True)
+    assert faults < 500, faults  # 9 x 80 MB would be ~180,000 faults of 4 KiB pages
 
 
 @pytest.mark.skipif(_glibc_mallopt() is None, reason="needs glibc")

@@ -69,6 +69,9 @@ def test_each_step_gives_the_full_decoders_logits(options):
     for t in range(6):  # the first step fills the cross-attention caches, the others read them
         logits, caches, _ = decode_step(model, buffer, tf.constant(t), caches, memory, source != 0, t == 0)
         np.testing.assert_allclose(logits.numpy(), full[:, t], atol=1e-4)
+    # keys and values on the leading axis (2, B, h, T, d_k): each half is read without a copy
+    assert [tuple(cache.shape) for cache in caches[0]] == [(2, 3, 4, 6, 4)] * 2
+    assert [tuple(cache.shape) for cache in caches[1]] == [(2, 3, 4, 7, 4)] * 2
 
 
 def test_cached_decoder_traces_once_for_every_length_and_batch(copy_model):

@@ -311,7 +311,7 @@ def test_symbolic_call_returns_attention_scores(impl):
 @pytest.mark.parametrize("impl", ["fused", "looped"])
 def test_a_filled_cross_attention_cache_read_as_it_is_equals_call(impl):
     """Decoding fills a cache from the encoder output once (cache_update_index=0) and then reads it as it
-    is (no index): both must give `call`'s numbers, the cache in the (B, 2, h, Ts, d_k) layout."""
+    is (no index): both must give `call`'s numbers, the cache in the (2, B, h, Ts, d_k) layout."""
     layer = resolve("attention", impl)(num_heads=4, d_model=16)
     rng = np.random.default_rng(0)
     query = rng.normal(size=(2, 3, 16)).astype("float32")

@@ -28,7 +28,7 @@ HERE = "tests.test_plugin_components"
 @keras.saving.register_keras_serializable(package="plugin_test")
 class ToyAttention(keras.layers.Layer):
     """Plain multi-head attention written from scratch against the attention call contract: separate
-    q/k/v/output Dense layers, heads by reshaping, the (B, 2, h, T, d_k) key/value cache of decoding."""
+    q/k/v/output Dense layers, heads by reshaping, the (2, B, h, T, d_k) key/value cache of decoding."""
 
     def __init__(self, num_heads: int, d_model: int, dropout: float = 0.0, **kwargs):
         super().__init__(**kwargs)
@@ -71,13 +71,13 @@ class ToyAttention(keras.layers.Layer):
         key = value if key is None else key
         queries = self._heads(self._query(query))
         if cache is not None and cache_update_index is None:  # a filled cross-attention cache
-            keys, values = cache[:, 0], cache[:, 1]
+            keys, values = cache[0], cache[1]
         else:
             keys, values = self._heads(self._key(key)), self._heads(self._value(value))
             if cache is not None:  # write the new positions, then read every position written so far
                 start = (0, 0, 0, cache_update_index, 0)
-                cache = ops.slice_update(cache, start, ops.cast(ops.stack([keys, values], 1), cache.dtype))
-                keys, values = cache[:, 0], cache[:, 1]
+                cache = ops.slice_update(cache, start, ops.cast(ops.stack([keys, values]), cache.dtype))
+                keys, values = cache[0], cache[1]
         scores = ops.einsum("bhqd,bhkd->bhqk", queries, keys) / ops.cast(self.key_dim**0.5, queries.dtype)
         allowed = ops.ones_like(scores, dtype="bool")
         if key_mask is not None:

@@ -74,7 +74,7 @@ def beam_search_decoder(
             lengths = tf.gather(new_lengths, origin, batch_dims=1)
             finished = tf.gather(finished, origin, batch_dims=1) | tf.equal(word, EOS)
             rows_from = tf.reshape(origin + width * tf.range(batch)[:, None], [-1])
-            self_caches = [tf.gather(cache, rows_from) for cache in self_caches]
+            self_caches = [tf.gather(cache, rows_from, axis=1) for cache in self_caches]
             buffer = write_at(tf.gather(buffer, rows_from), position + 1, tf.reshape(word, [-1, 1]), axis=1)
             if return_attention:
                 attention = tf.gather(

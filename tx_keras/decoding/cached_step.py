@@ -18,13 +18,13 @@ def start_buffer(rows, max_length: int) -> tf.Tensor:
 
 
 def empty_caches(model: Transformer, rows, target_length: int, source_length) -> tuple[list, list]:
-    """Zeroed (self-attention, cross-attention) caches, one (rows, 2, h, T, d_k) tensor per decoder block
+    """Zeroed (self-attention, cross-attention) caches, one (2, rows, h, T, d_k) tensor per decoder block
     (T = target_length, source_length), in the decoder's compute dtype. The first step fills the
     cross-attention ones from the encoder output (`decode_step(..., fill_cross=True)`)."""
     heads, dtype = model.num_heads, model.decoder.compute_dtype
     depth, layers = model.d_model // heads, model.num_decoder_layers
     return tuple(
-        [tf.zeros([rows, 2, heads, length, depth], dtype) for _ in range(layers)]
+        [tf.zeros([2, rows, heads, length, depth], dtype) for _ in range(layers)]
         for length in (target_length, source_length)
     )
 

@@ -37,7 +37,9 @@ class MultiHeadBase(keras.layers.Layer):
     Call args: `query` (B, Tq, d), `value` (B, Tk, d) for cross-attention (defaults to `query`), `key`
     (defaults to `value`), `attention_mask` (B, Tq, Tk), `key_mask` (B, Tk), `use_causal_mask`,
     `return_attention_scores`: also return the (B, h, Tq, Tk) weights.
-    Decoding: `cache` (B, 2, h, T_cache, d_k) holds keys (index 0) and values (1). With `cache_update_index`
+    Decoding: `cache` (2, B, h, T_cache, d_k) holds keys (index 0) and values (1): on the leading axis each
+    is one contiguous half, which TensorFlow slices without a copy (KerasHub's (B, 2, ...) copies both
+    halves at every step and layer, cross-attention included). With `cache_update_index`
     the new keys/values are written there and attention reads the whole cache (`key_mask` (B, T_cache)
     hides unwritten or padded slots); without it the cache is read as it is (cross-attention once filled).
     The cache comes back last in the result. The queries sit at `cache_update_index + arange(Tq)`
@@ -100,8 +102,8 @@ class MultiHeadBase(keras.layers.Layer):
             keys = None if keys is None else self.position_rotation(keys, start_index=start)
         if cache is not None:
             if not reading:
-                cache = write_at(cache, cache_update_index, ops.stack([keys, values], axis=1), axis=3)
-            keys, values = cache[:, 0], cache[:, 1]
+                cache = write_at(cache, cache_update_index, ops.stack([keys, values]), axis=3)
+            keys, values = cache[0], cache[1]
         mask = combine_masks(
             ops.shape(query)[1], ops.shape(keys)[2], attention_mask, key_mask, use_causal_mask, start
         )

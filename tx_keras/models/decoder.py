@@ -47,8 +47,8 @@ class DecoderBlock(EncoderBlock):
         decoding with caches (KerasHub's TransformerDecoder arguments).
 
         Decoding: `inputs` are the new positions from `self_attention_cache_update_index` on, whose keys
-        and values are written into `self_attention_cache` (B, 2, h, T, d_k); `target_mask` (B, T) then
-        hides the cache's padded slots. `cross_attention_cache` (B, 2, h, Ts, d_k) is filled from `memory`
+        and values are written into `self_attention_cache` (2, B, h, T, d_k); `target_mask` (B, T) then
+        hides the cache's padded slots. `cross_attention_cache` (2, B, h, Ts, d_k) is filled from `memory`
         with `cross_attention_cache_update_index=0` and read as it is when that is None.
         """
         position = 0 if self_attention_cache_update_index is None else self_attention_cache_update_index
@@ -120,7 +120,7 @@ class Decoder(Stack):
     ):
         """Decoder states (B, Tt, d_model) of target ids (B, Tt), with the trace if `return_trace`.
 
-        Decoding with caches (one (B, 2, h, T, d_k) self- and cross-attention cache per block; see
+        Decoding with caches (one (2, B, h, T, d_k) self- and cross-attention cache per block; see
         `DecoderBlock.call`): `ids` (B, Tq) are the new tokens at `cache_update_index`, `target_mask`
         (B, T) hides the cache's padded slots. Returns (states, self_attention_caches,
         cross_attention_caches, per-block cross-attention weights (B, h, Tq, Ts)): the numbers the
