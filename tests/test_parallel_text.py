@@ -113,7 +113,7 @@ def text_run(corpus, tmp_path_factory):
         "data.num_test=20",
         "data.vocab_size=200",
         "model=tiny",
-        "model.tie_embeddings=true",  # as the tatoeba_small preset: the export must serve a tied model
+        "model.tie_embeddings=true",  # the export must serve a tied model too (the option, not the preset)
         "trainer.epochs=2",
         "trainer.batching=bucket",
         "trainer.batch_tokens=256",
