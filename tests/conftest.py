@@ -10,6 +10,16 @@ import keras  # noqa: E402
 import pytest  # noqa: E402
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    """The machine the durations below belong to: CI machines differ in kind (AVX-512 with bf16 on one,
+    AVX2 only on another), so a suite time means nothing without it."""
+    from tx_keras.benchmark.suite import machine
+
+    info = machine()
+    flags = " ".join(info["instructions"])
+    return f"machine: {info['cpu']}, {info['cores']} cores, {flags}, load {info['load_average']}"
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     """Each test starts from the same Keras, NumPy and Python random state."""
