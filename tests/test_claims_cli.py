@@ -74,6 +74,19 @@ def test_attention_report_has_the_question_the_table_the_verdict_and_a_plot(tmp_
     assert "| none | 3 | 0.135 ± 0.005 | 0 | 1 | 14 |" in report  # wall time: the failed run's too
     assert "![validation token accuracy per setting" in report
     assert (out / "attention_validation_accuracy.png").stat().st_size > 5000
+    assert "Command: `tx-train sweep=claim_attention`; read from" in report
+
+
+def test_a_claim_on_a_corpus_shows_the_corpus_in_its_command(tmp_path, capsys):
+    sweep = tmp_path / "claim_heads_text" / "2026-12-01_10-00-43"
+    for number, (heads, seed) in enumerate((h, s) for h in (1, 8, 32) for s in range(3)):
+        chrf = {1: 37.0, 8: 38.0, 32: 34.0}[heads] + seed / 2
+        metrics = {"validation_chrf": chrf, "validation_bleu": chrf / 2}
+        write_job(sweep, number, "heads_text", {"model.num_heads": heads}, seed, metrics)
+    main([str(sweep), "--out", str(tmp_path / "report")])
+    assert capsys.readouterr().out.startswith("heads_text: inconclusive: validation chrF 8 heads 38.50")
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "(head_importance.md). Command: `tx-train sweep=claim_heads_text data.path=FILE`; read" in report
 
 
 def test_a_sweeps_root_uses_the_newest_sweep_of_each_claim(tmp_path, capsys):
@@ -191,3 +204,16 @@ def test_a_sweep_of_no_claim_is_refused(tmp_path, capsys):
     assert exit_info.value.code == 2
     expected = f"{tmp_path / 'sweep'} is not a claim sweep (run one with tx-train sweep=claim_<name>)"
     assert capsys.readouterr().err == f"tx-claims: error: {expected}\n"
+
+
+def test_a_report_run_prints_nothing_on_stderr(tmp_path):
+    """TensorFlow's start-up lines (CUDA probing on a CPU) stay off the terminal, as in tx-train."""
+    sweep = attention_sweep(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "tx_keras.cli.claims", str(sweep), "--out", str(tmp_path / "report")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0 and result.stdout.startswith("attention: holds: ")
+    assert result.stderr == ""

@@ -35,13 +35,14 @@ class Evidence:
 class Claim:
     """One claim: `tx-train sweep=claim_<name>` runs it, `tx-claims` judges it with `judge`.
 
-    `knobs` are the swept keys besides the seed, in display order; `diagnostics`: plot the gradient norm
-    and the rank-collapse ratio per layer at initialisation, one line per value of these knobs (at the
-    deepest depth swept; settings that differ otherwise are averaged, as the values at initialisation do
-    not depend on the learning rate); `steps_to`: also read each run's validation accuracy curve for the
-    steps to this accuracy; `beside`: a second metric the rule prints next to `metric`; `final`: per-layer
-    diagnostics (`layers/<prefix>/<kind>/layer_i`) whose last logged values the report tabulates per
-    setting, mean over seeds.
+    `knobs` are the swept keys besides the seed, in display order; `arguments`: what the sweep needs on
+    the command line besides its name (a corpus path), shown in the report's command; `diagnostics`:
+    plot the gradient norm and the rank-collapse ratio per layer at initialisation, one line per value of
+    these knobs (at the deepest depth swept; settings that differ otherwise are averaged, as the values
+    at initialisation do not depend on the learning rate); `steps_to`: also read each run's validation
+    accuracy curve for the steps to this accuracy; `beside`: a second metric the rule prints next to
+    `metric`; `final`: per-layer diagnostics (`layers/<prefix>/<kind>/layer_i`) whose last logged values
+    the report tabulates per setting, mean over seeds.
     """
 
     name: str
@@ -57,6 +58,7 @@ class Claim:
     steps_to: float | None = None
     beside: str | None = None
     final: tuple[str, ...] = ()
+    arguments: str = ""
 
     @property
     def sweep(self) -> str:
@@ -191,7 +193,7 @@ CLAIMS: dict[str, Claim] = {
                 "6 training minutes each (sweeps/sweep/claim_heads_text.yaml). Metric: greedy validation "
                 "chrF, BLEU beside; test is never read. Diagnostics on 32 validation probes at the end of "
                 "training: mean pairwise Jensen-Shannon divergence between heads (bits, 0 for one head) and "
-                "the share of heads mostly on one position; head importance per run (head_importance.md)"
+                "the share of heads mostly on one position; head importance per run (head_importance.md)."
             ),
             rule=(
                 "8 heads against 1 on validation chrF: holds if 8 heads score higher (Welch p < 0.05), "
@@ -206,6 +208,7 @@ CLAIMS: dict[str, Claim] = {
             judge=lambda evidence: heads_text_verdict(evidence.stats, evidence.beside),
             beside="validation_bleu",
             final=("head_divergence", "focused_heads"),
+            arguments="data.path=FILE",
         ),
     )
 }

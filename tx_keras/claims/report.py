@@ -54,10 +54,11 @@ def section(number: int, assessment: Assessment) -> str:
     """One claim's part of the report."""
     claim, verdict = assessment.claim, assessment.verdict
     total = sum(run.record.wall_time_s or 0.0 for run in assessment.runs)
+    command = " ".join(filter(None, ("tx-train", f"sweep={claim.sweep}", claim.arguments)))
     parts = [
         f"## {number}. {claim.title}: {verdict.outcome}\n",
         f"**Question.** {claim.question}\n",
-        f"**Experiment.** {claim.measures} Command: `tx-train sweep={claim.sweep}`; read from "
+        f"**Experiment.** {claim.measures} Command: `{command}`; read from "
         f"`{assessment.sweep_dir}` ({len(assessment.runs)} runs, {total / 60:.1f} min of run time).\n",
         f"**Rule (fixed before the runs).** {claim.rule}.\n",
         f"**Verdict: {verdict.outcome}.** {verdict.reason}.\n",

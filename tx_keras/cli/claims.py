@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # the event-file reader imports TensorFlow
+# The event-file reader imports TensorFlow: its start-up lines (CUDA probing on a CPU) stay off stderr.
+from tx_keras.runtime.quiet_startup import start_tensorflow
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     except ClaimsError as error:
         print(f"tx-claims: error: {error}", file=sys.stderr)
         sys.exit(2)
+    start_tensorflow()
     from tx_keras.claims import CLAIMS
     from tx_keras.claims.assessment import assess
     from tx_keras.claims.report import write_report

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # the event-file reader imports TensorFlow
+# The event-file reader imports TensorFlow: its start-up lines (CUDA probing on a CPU) stay off stderr.
+from tx_keras.runtime.quiet_startup import start_tensorflow
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.sweep_dir.is_dir():
         print(f"tx-compare: error: {args.sweep_dir} is not a folder", file=sys.stderr)
         sys.exit(2)
+    start_tensorflow()
     from tx_keras.comparison import collect_runs
     from tx_keras.comparison.plots import plot_curves, plot_metric_by_knob
     from tx_keras.comparison.table import as_csv, as_markdown, as_text, table_rows
