@@ -118,10 +118,16 @@ def test_tx_compare_rows_match_the_summaries(smoke_sweep, tmp_path):
 @pytest.mark.parametrize(
     ("launcher", "evidence"),
     [
-        (["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"], "Joblib.Parallel(n_jobs=2"),
-        (["hydra/launcher=ray", "hydra.launcher.ray.init.num_cpus=2"], "Started a local Ray instance"),
+        pytest.param(
+            ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"], "Joblib.Parallel(n_jobs=2", id="joblib"
+        ),
+        pytest.param(  # ~40 s: starting Ray; with the optuna test below, the default run stays under 20 min
+            ["hydra/launcher=ray", "hydra.launcher.ray.init.num_cpus=2"],
+            "Started a local Ray instance",
+            marks=pytest.mark.slow,
+            id="ray",
+        ),
     ],
-    ids=["joblib", "ray"],
 )
 def test_parallel_launchers_run_every_job(tmp_path, launcher, evidence):
     """joblib: parallel processes on this machine; Ray: tasks on a local instance."""
@@ -131,6 +137,7 @@ def test_parallel_launchers_run_every_job(tmp_path, launcher, evidence):
     assert [s["status"] for s in _summaries(tmp_path / "sweep").values()] == ["completed"] * 2
 
 
+@pytest.mark.slow  # ~64 s on 2 cores; the basic sweeper and joblib launcher stay in the default run
 def test_optuna_sweeper_runs_seeded_trials(tmp_path):
     result = tx_train(
         "sweep=optuna",
