@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 def pytest_report_header(config: pytest.Config) -> str:
     """The machine the durations below belong to: CI machines differ in kind (AVX-512 with bf16 on one,
     AVX2 only on another), so a suite time means nothing without it."""
-    from tx_keras.benchmark.suite import machine
+    from tx_keras.benchmark.machine import machine
 
     info = machine()
     flags = " ".join(info["instructions"])

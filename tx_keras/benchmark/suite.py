@@ -6,13 +6,10 @@ under that policy, the same jit setting, batch, optimizer and loss, timed in int
 
 from __future__ import annotations
 
-import datetime
 import os
-import platform
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import keras
 import tensorflow as tf
@@ -20,6 +17,7 @@ import tensorflow as tf
 from tx_keras.benchmark import peers
 from tx_keras.benchmark.decoding_speed import decoding_model, decoding_rates, saved_model_rate
 from tx_keras.benchmark.flops import MATMUL_DTYPES, PeakExceeded, matmul_peak, training_flops, utilisation
+from tx_keras.benchmark.machine import machine
 from tx_keras.benchmark.real_path import RealPathSize, real_path_row
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.throughput import (
@@ -81,30 +79,6 @@ def resolve_jit(jit_compile: bool | str) -> bool:
     if jit_compile == "auto":
         return bool(tf.config.list_physical_devices("GPU"))
     return bool(jit_compile)
-
-
-def machine() -> dict:
-    """What a figure is only true for: CPU model, cores, vector/bf16 instructions, GPUs, load, date."""
-    try:
-        cpuinfo = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        cpuinfo = ""
-    fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        key, _, value = line.partition(":")
-        fields.setdefault(key.strip(), value.strip())  # the first core's
-    name = fields.get("model name") or platform.processor()
-    if "cpu family" in fields:  # "AMD EPYC" alone names several kinds
-        name += f" (family {fields['cpu family']} model {fields.get('model', '?')})"
-    flags = set(fields.get("flags", "").split())
-    return {
-        "cpu": name,
-        "cores": os.cpu_count(),
-        "instructions": sorted(flags & {"avx2", "avx512f", "avx512_bf16", "amx_bf16", "fma"}),
-        "gpus": [device.name for device in tf.config.list_physical_devices("GPU")],
-        "load_average": [round(value, 2) for value in os.getloadavg()],
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-    }
 
 
 def _builders(size: BenchSize, fused_qkv: bool) -> dict[str, Callable[[], keras.Model]]:
