@@ -59,6 +59,30 @@ def get_json(url: str, body: dict | None = None):
         return json.load(response)
 
 
+# The two runs both browser modules look at, as in a sweep folder: folder -> (model.num_heads, overrides).
+# Tiny and 3 epochs on the default data (as docs' `tx-train model=tiny trainer.epochs=3`): enough for the
+# attention to take shape, so the screenshots show more than uniform weights. 4 heads exports every head.
+# Early stopping stays on (its validation exact-match is a curve the board shows) but cannot end a run
+# before its 3 epochs: no target score, and a patience of 3.
+SWEEP = {
+    "heads_4": (4, ["export.attention=heads"]),
+    "heads_1": (1, []),
+}
+SWEEP_TRAIN = [
+    "model=tiny",
+    "trainer.epochs=3",
+    "trainer.early_stopping.patience=3",
+    "trainer.early_stopping.stop_at=null",
+    "logging.verbose=0",
+]
+
+
+def train_sweep(root: Path) -> Path:
+    """The SWEEP runs under `root`, trained in parallel (once per session: tests/conftest.py)."""
+    runs = {name: [*SWEEP_TRAIN, f"model.num_heads={heads}", *more] for name, (heads, more) in SWEEP.items()}
+    return train_side_by_side(root, runs, timeout=600)
+
+
 def train_side_by_side(root: Path, runs: dict[str, list[str]], timeout: float) -> Path:
     """Real `tx-train` runs (folder name -> overrides) under `root`, trained in parallel to save time."""
     jobs = {

@@ -36,6 +36,14 @@ TINY = [
 ]
 
 
+@pytest.fixture(scope="session")
+def browser_sweep(tmp_path_factory):
+    """The two real runs of tests/browser_harness.SWEEP, trained once for both browser modules."""
+    from tests.browser_harness import train_sweep
+
+    return train_sweep(tmp_path_factory.mktemp("browser_sweep"))
+
+
 def tx_train(*args, cwd):
     """Run `tx-train` as a user does, in a fresh process."""
     return subprocess.run(

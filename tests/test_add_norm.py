@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from keras import ops
 
-from tx_keras.layers import NORM_MODES, AddNorm
+from tx_keras.layers import AddNorm
+from tx_keras.models.model_config import NORM_MODES
 
 EPS = 1e-6
 RNG = np.random.default_rng(0)

@@ -19,23 +19,15 @@ sync_api = harness.require_browser()
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 DOCS_SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "dashboard.png"
-RUNS = {"heads_1": 1, "heads_2": 2}  # run folder -> model.num_heads: two runs, two hparams rows
-TINY = [
-    "model=tiny",
-    "trainer.epochs=2",
-    "data.num_train=256",
-    "data.num_validation=32",
-    "data.num_test=32",
-    "logging.verbose=0",
-]
+# run folder -> model.num_heads: two runs, two hparams rows (shared with test_explorer_browser: trained once)
+RUNS = {name: heads for name, (heads, _) in harness.SWEEP.items()}
 UI_TIMEOUT_MS = 30_000
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> Path:
-    """Two real tx-train runs side by side, as in a sweep folder; trained in parallel to save time."""
-    runs = {name: [*TINY, f"model.num_heads={heads}"] for name, heads in RUNS.items()}
-    return harness.train_side_by_side(tmp_path_factory.mktemp("sweep"), runs, timeout=300)
+def runs(browser_sweep: Path) -> Path:
+    """Two real tx-train runs side by side, as in a sweep folder."""
+    return browser_sweep
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,8 @@
 """Every bad value gets one line that names the key and what is allowed."""
 
+import subprocess
+import sys
+
 import pytest
 from hydra import compose, initialize_config_module
 from hydra.errors import HydraException
@@ -194,3 +197,17 @@ def test_the_length_penalty_is_auto_or_a_number(compose_config, overrides, messa
 def test_auto_length_penalty_is_accepted_on_real_text(compose_config):
     check_config(compose_config("data=parallel_text", "data.path=pairs.tsv", "export.length_penalty=auto"))
     check_config(compose_config("export.length_penalty=1"))
+
+
+def test_the_check_imports_no_tensorflow_and_leaves_a_users_class_to_the_full_check(compose_config):
+    """tx-train checks before TensorFlow starts (a typo fails in about a second): the module must not
+    import it, and a user's import path, which only an import can check, waits for the full check."""
+    probe = "import sys, tx_keras.config_check; print(sorted({'tensorflow', 'keras'} & set(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]", result.stdout + result.stderr
+    cfg = compose_config("model.attention_impl=no_such_package.Attention")
+    check_config(cfg, imports=False)  # deferred, not passed: the full check below refuses it
+    with pytest.raises(ConfigError, match="'no_such_package.Attention' cannot be imported"):
+        check_config(cfg)
+    with pytest.raises(ConfigError, match="model.norm='sideways' is not allowed"):
+        check_config(compose_config("model.norm=sideways"), imports=False)

@@ -28,18 +28,13 @@ ARTIFACTS = REPO / "test-artifacts"
 UI_TIMEOUT_MS = 30_000
 ROUTES = f"data/plugin/{PLUGIN_NAME}/"
 
-
-RUNS = {"heads_4": ["model.num_heads=4", "export.attention=heads"], "heads_1": ["model.num_heads=1"]}
-# Tiny and 3 epochs on the default data (as the issue's `tx-train model=tiny trainer.epochs=3`): enough for
-# the attention to take shape, so the screenshots show more than uniform weights.
-TRAIN = ["model=tiny", "trainer.epochs=3", "trainer.early_stopping.patience=null", "logging.verbose=0"]
+RUNS = harness.SWEEP  # heads_4 (every head exported) and heads_1
 
 
 @pytest.fixture(scope="module")
-def logdir(tmp_path_factory) -> Path:
-    """A sweep-like folder with two real runs (4 heads, every head exported; 1 head), trained in parallel."""
-    runs = {name: [*TRAIN, *overrides] for name, overrides in RUNS.items()}
-    return harness.train_side_by_side(tmp_path_factory.mktemp("explorer_sweep"), runs, timeout=600)
+def logdir(browser_sweep: Path) -> Path:
+    """The sweep-like folder of the two real runs (shared with test_board_browser: trained once)."""
+    return browser_sweep
 
 
 @contextmanager

@@ -1,7 +1,7 @@
 """The lecture's building blocks as serializable Keras layers."""
 
-from tx_keras.layers.add_norm import NORM_MODES, AddNorm
-from tx_keras.layers.aligned_attention import ATTENTION_KINDS, AlignedAttention
+from tx_keras.layers.add_norm import AddNorm
+from tx_keras.layers.aligned_attention import AlignedAttention
 from tx_keras.layers.attention import SelfAttention, scaled_dot_product_attention
 from tx_keras.layers.embedding import TokenAndPositionEmbedding
 from tx_keras.layers.feed_forward import FeedForward
@@ -12,8 +12,6 @@ from tx_keras.layers.rotary_positions import RotaryPositions
 from tx_keras.layers.sinusoidal_positions import SinusoidalPositions
 
 __all__ = [
-    "ATTENTION_KINDS",
-    "NORM_MODES",
     "AddNorm",
     "AlignedAttention",
     "FeedForward",

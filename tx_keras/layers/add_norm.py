@@ -5,8 +5,8 @@ from __future__ import annotations
 import keras
 
 from tx_keras.models.components import resolve
+from tx_keras.models.model_config import NORM_MODES
 
-NORM_MODES = ("post", "pre", "none")
 NORM_EPSILON = 1e-6  # the LayerNorm epsilon of every norm in the model (Keras' default is 1e-3)
 
 

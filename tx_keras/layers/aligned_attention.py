@@ -11,9 +11,6 @@ from keras import ops
 
 from tx_keras.layers.multi_head_base import MultiHeadBase
 
-# `model.attention`: full (softmax attention by content, fused or looped) or none (this layer).
-ATTENTION_KINDS = ("full", "none")
-
 
 def aligned_weights(query_length, key_length, mask=None, query_position=0):
     """One-hot (B or 1, Tq, Tk) weights: query i (at `query_position + i` in its sequence) reads key i, or the

@@ -2,15 +2,17 @@
 
 A model config names its attention, position encoding, feed-forward network and norm by string, so that a
 user tries a new form by writing `model.attention_impl=my_package.my_module.MyAttention` instead of forking
-the suite. Built-ins are import paths too, resolved lazily, so this module imports nothing heavy and the
-config check can resolve every part before anything is built.
+the suite. Built-ins are import paths too, resolved lazily, so this module imports nothing heavy: the
+config check names the built-ins before TensorFlow starts, and imports only a user's own classes.
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-import keras
+if TYPE_CHECKING:
+    import keras
 
 # kind -> built-in name -> import path ("none" positions: no class, nothing is added).
 BUILTINS: dict[str, dict[str, str | None]] = {
@@ -33,6 +35,11 @@ class ComponentError(ValueError):
     """A component name that is neither built in nor an importable Keras layer class."""
 
 
+def is_import_path(kind: str, name: str) -> bool:
+    """A user's own class ("package.module.ClassName"), which only importing it can check."""
+    return name not in BUILTINS[kind] and "." in name
+
+
 def resolve(kind: str, name: str) -> type[keras.layers.Layer] | None:
     """The layer class for `name` (a built-in name of `kind`, or "package.module.ClassName")."""
     builtins = BUILTINS[kind]
@@ -49,6 +56,8 @@ def resolve(kind: str, name: str) -> type[keras.layers.Layer] | None:
         found = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError) as error:
         raise ComponentError(f"{kind} {name!r} cannot be imported: {error}") from None
+    import keras  # here, not at the top: is_import_path and a misspelt name must not start TensorFlow
+
     if not (isinstance(found, type) and issubclass(found, keras.layers.Layer)):
         raise ComponentError(f"{kind} {name!r} is not a keras.layers.Layer subclass")
     return found

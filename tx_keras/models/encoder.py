@@ -6,9 +6,9 @@ import dataclasses
 
 import keras
 
-from tx_keras.layers import ATTENTION_KINDS, AddNorm, AlignedAttention
+from tx_keras.layers import AddNorm, AlignedAttention
 from tx_keras.models.components import resolve, rotates_queries_and_keys
-from tx_keras.models.model_config import ModelConfig, split_model_config
+from tx_keras.models.model_config import ATTENTION_KINDS, ModelConfig, split_model_config
 from tx_keras.models.stack import Stack
 
 

@@ -14,6 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+# `norm`: where LayerNorm sits around each sublayer (layers/add_norm.py).
+NORM_MODES = ("post", "pre", "none")
+# `attention`: attention by content, or the ablation where each position reads only itself.
+ATTENTION_KINDS = ("full", "none")
+
 
 @dataclass(frozen=True)
 class ModelConfig:

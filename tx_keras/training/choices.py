@@ -5,3 +5,5 @@ check reads them without importing training, and training builds from the same n
 SCHEDULES = ("noam", "constant")
 # `trainer.precision`: the Keras dtype policy of the run's model; auto picks by hardware (precision.py).
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
+# `trainer.batching`: rows padded to the batch's longest pair, or token-budget length buckets (pipeline.py).
+BATCHING = ("fixed", "bucket")
