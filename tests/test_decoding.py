@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from tx_keras.decoding.batches import decode_in_batches
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
-from tx_keras.decoding.cached_step import decode_step, empty_caches
+from tx_keras.decoding.cached_step import decode_step, start_caches
 from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.models import ModelConfig, Transformer
 from tx_keras.special_tokens import EOS, SOS
@@ -64,10 +64,10 @@ def test_each_step_gives_the_full_decoders_logits(options):
     target[1, 3:] = 0  # a sentence that ended: its padding stays hidden from later positions
     full = model((source, target)).numpy()
     memory = model.encode(source)
-    caches = empty_caches(model, 3, 6, 7)
+    caches = start_caches(model, memory, 6)  # cross-attention ones filled from memory, read by every step
     buffer = tf.concat([target, tf.zeros([3, 1], tf.int32)], axis=1)
-    for t in range(6):  # the first step fills the cross-attention caches, the others read them
-        logits, caches, _ = decode_step(model, buffer, tf.constant(t), caches, memory, source != 0, t == 0)
+    for t in range(6):
+        logits, caches, _ = decode_step(model, buffer, tf.constant(t), caches, memory, source != 0)
         np.testing.assert_allclose(logits.numpy(), full[:, t], atol=1e-4)
     # keys and values on the leading axis (2, B, h, T, d_k): each half is read without a copy
     assert [tuple(cache.shape) for cache in caches[0]] == [(2, 3, 4, 6, 4)] * 2

@@ -13,7 +13,6 @@ from tx_keras.training.choices import BATCHING
 warnings.filterwarnings("ignore", message="Your input ran out of data")
 
 
-
 def make_dataset(
     source: np.ndarray,
     target: np.ndarray,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import tensorflow as tf
 
-from tx_keras.decoding.cached_step import decode_step, empty_caches, start_buffer
+from tx_keras.decoding.cached_step import decode_step, start_buffer, start_caches
 from tx_keras.decoding.position_write import write_at
 from tx_keras.special_tokens import EOS, PAD
 
@@ -58,9 +58,9 @@ def beam_search_decoder(
         attention = tf.zeros([rows, layers, heads, max_length, source_length] if return_attention else [0])
         only_padding = tf.where(tf.range(vocab_size) == PAD, 0.0, _IMPOSSIBLE)
 
-        def body(position, buffer, scores, lengths, finished, caches, attention, fill_cross=False):
+        def body(position, buffer, scores, lengths, finished, caches, attention):
             logits, (self_caches, cross_caches), weights = decode_step(
-                model, buffer, position, caches, memory, source_mask, fill_cross
+                model, buffer, position, caches, memory, source_mask
             )
             log_probs = tf.reshape(tf.nn.log_softmax(tf.cast(logits, tf.float32)), [batch, width, vocab_size])
             # A finished hypothesis can only be followed by padding, at no cost: its score stays.
@@ -82,18 +82,17 @@ def beam_search_decoder(
                 )
             return position + 1, buffer, scores, lengths, finished, (self_caches, cross_caches), attention
 
-        first = body(
+        start = (
             tf.constant(0),
             start_buffer(rows, max_length),
             scores,
             tf.zeros([batch, width], tf.int32),
             tf.zeros([batch, width], tf.bool),
-            empty_caches(model, rows, max_length, source_length),
+            start_caches(model, memory, max_length),
             attention,
-            fill_cross=True,
         )
         _, buffer, scores, lengths, _, _, attention = tf.while_loop(
-            lambda position, *state: (position < max_length) & ~tf.reduce_all(state[3]), body, first
+            lambda position, *state: (position < max_length) & ~tf.reduce_all(state[3]), body, start
         )
         best = tf.argmax(scores / length_penalty(lengths, alpha), axis=1, output_type=tf.int32)
         chosen = best + width * tf.range(batch)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import tensorflow as tf
 
-from tx_keras.decoding.cached_step import decode_step, empty_caches, start_buffer
+from tx_keras.decoding.cached_step import decode_step, start_buffer, start_caches
 from tx_keras.decoding.position_write import write_at
 from tx_keras.special_tokens import EOS
 
@@ -34,28 +34,25 @@ def cached_greedy_decoder(
         source_mask = tf.not_equal(source_ids, 0)
         attention = tf.zeros([batch, layers, heads, max_length, source_length] if return_attention else [0])
 
-        def body(position, buffer, finished, caches, attention, fill_cross=False):
-            logits, caches, weights = decode_step(
-                model, buffer, position, caches, memory, source_mask, fill_cross
-            )
+        def body(position, buffer, finished, caches, attention):
+            logits, caches, weights = decode_step(model, buffer, position, caches, memory, source_mask)
             word = tf.where(finished, 0, tf.argmax(logits, axis=-1, output_type=tf.int32))
             buffer = write_at(buffer, position + 1, word[:, None], axis=1)
             if return_attention:
                 attention = write_at(attention, position, weights[:, :, :, None], axis=3)
             return position + 1, buffer, finished | tf.equal(word, EOS), caches, attention
 
-        first = body(
+        start = (
             tf.constant(0),
             start_buffer(batch, max_length),
             tf.zeros([batch], tf.bool),
-            empty_caches(model, batch, max_length, source_length),
+            start_caches(model, memory, max_length),
             attention,
-            fill_cross=True,
         )
         _, buffer, _, _, attention = tf.while_loop(
             lambda position, buffer, finished, *_: (position < max_length) & ~tf.reduce_all(finished),
             body,
-            first,
+            start,
         )
         return (buffer[:, 1:], attention) if return_attention else buffer[:, 1:]
 

@@ -91,6 +91,12 @@ class DecoderBlock(EncoderBlock):
             result += (self_rest[-1], cross_rest[-1])
         return result if len(result) > 1 else outputs
 
+    def fill_cross_attention_cache(self, memory, cache):
+        """`cache` (2, B, h, Ts, d_k) holding the cross-attention keys and values of `memory` (B, Ts, d),
+        written by the attention layer's own call (a user's class included); the one query it needs, the
+        first memory row, is thrown away. Decoding does it once per sentence, before its loop."""
+        return self._cross_attention(memory[:, :1], memory, cache=cache, cache_update_index=0)[-1]
+
 
 @keras.saving.register_keras_serializable(package="tx_keras")
 class Decoder(Stack):
@@ -159,6 +165,11 @@ class Decoder(Stack):
         if self._final_norm is not None:
             hidden = self._final_norm(hidden)
         return hidden, self_caches, cross_caches, cross_weights
+
+    def fill_cross_attention_caches(self, memory, caches: list) -> list:
+        """Every block's cross-attention cache filled from `memory` (see DecoderBlock's method)."""
+        pairs = zip(self._blocks, caches, strict=True)
+        return [block.fill_cross_attention_cache(memory, cache) for block, cache in pairs]
 
     def compute_output_shape(self, ids_shape, memory_shape):
         return (*ids_shape, self.d_model)
