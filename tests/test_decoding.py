@@ -72,6 +72,14 @@ def test_each_step_gives_the_full_decoders_logits(options):
     # keys and values on the leading axis (2, B, h, T, d_k): each half is read without a copy
     assert [tuple(cache.shape) for cache in caches[0]] == [(2, 3, 4, 6, 4)] * 2
     assert [tuple(cache.shape) for cache in caches[1]] == [(2, 3, 4, 7, 4)] * 2
+    # the decoder's call fills the same cross-attention caches when asked to write them at index 0
+    empty_self, empty_cross = [tf.zeros_like(c) for c in caches[0]], [tf.zeros_like(c) for c in caches[1]]
+    _, _, filled, _ = model.decoder(
+        buffer[:, :1], memory, source_mask=source != 0, self_attention_caches=empty_self,
+        cross_attention_caches=empty_cross, cache_update_index=0, cross_attention_cache_update_index=0,
+    )  # fmt: skip
+    for ours, theirs in zip(filled, caches[1], strict=True):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-6)
 
 
 def test_cached_decoder_traces_once_for_every_length_and_batch(copy_model):

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up chatter out of the table
-
-from tx_keras.benchmark.size import BenchSize  # noqa: E402
+# First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
+from tx_keras.runtime.quiet_startup import start_tensorflow  # isort: skip
+from tx_keras.benchmark.size import BenchSize
 
 # A size that runs in seconds, for tests and a quick look; its numbers say nothing about speed.
 QUICK_SIZE = BenchSize(
@@ -81,6 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     precisions = args.precisions.split(",") if args.precisions else None
     if precisions and not set(precisions) <= set(PRECISIONS):
         _fail(f"--precisions {args.precisions}: choose from {', '.join(PRECISIONS)}")
+    start_tensorflow()  # its CUDA start-up lines stay off stderr
     from tx_keras.benchmark.real_path import QUICK_REAL_PATH, RealPathSize
     from tx_keras.benchmark.report import render
     from tx_keras.benchmark.suite import ParityError, Timing, run_benchmark, supported_precisions

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import os
 import signal
 import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorBoard imports TensorFlow; keep its chatter out
+# First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
+from tx_keras.runtime.quiet_startup import start_tensorflow
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
+        start_tensorflow()  # TensorBoard imports TensorFlow: its CUDA start-up lines stay off stderr
         from tensorboard import program
 
         board = program.TensorBoard()

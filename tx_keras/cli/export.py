@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up chatter out of the console
+# First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
+from tx_keras.runtime.quiet_startup import start_tensorflow
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     except (NotARunError, ValueError) as error:
         print(f"tx-export: error: {error}", file=sys.stderr)
         sys.exit(2)
+    start_tensorflow()  # its CUDA start-up lines stay off stderr
     saved_model = export_run(run_dir, settings)
     print(saved_model)
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up chatter out of the console
+# First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
+from tx_keras.runtime.quiet_startup import start_tensorflow
 
 
 class _UsageError(ValueError):
@@ -108,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     if not sentences:
         return
+    start_tensorflow()  # its CUDA start-up lines stay off stderr
     if _needs_tensorflow_text(saved_model):
         import tensorflow_text  # noqa: F401  (registers the tokenizer ops the graph uses)
     import tensorflow as tf
