@@ -87,6 +87,7 @@ def _set_spent(path, minutes: float) -> None:
         np.savez(stream, **arrays)
 
 
+@pytest.mark.slow  # ~55 s on 2 cores; resuming is in the default run (test_run.py), the budget here
 def test_a_resumed_run_continues_its_time_budget(tmp_path):
     run_dir = tmp_path / "run"
     common = [*TINY, "trainer.max_train_minutes=30", "trainer.cooldown=0.5", "export.enabled=false"]

@@ -106,6 +106,7 @@ def test_auto_precision_is_a_concrete_policy():
     assert resolve_precision("float32") == "float32"
 
 
+@pytest.mark.slow  # ~41 s on 2 cores (XLA compiles the step): an opt-in switch, checked with -m slow
 def test_xla_and_plain_training_steps_give_the_same_loss():
     labels = np.concatenate([INPUTS[1][:, 1:], np.zeros((3, 1), "int32")], axis=1)
     losses = []
