@@ -9,9 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-# Sets TF_CPP_MIN_LOG_LEVEL's default (TensorFlow reads it once) unless the user set it; TensorFlow itself
-# is not started here: TensorBoard serves without it until it reads event files (5 s sooner to the URL).
-import tx_keras.runtime.quiet_startup  # noqa: F401
+# First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
+from tx_keras.runtime.quiet_startup import start_tensorflow
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -66,6 +65,9 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(1)
         print(f"tx-board: TensorBoard at {url} (logdir {logdir}) - Ctrl-C to stop", flush=True)
         print(f"tx-board: loss and accuracy first: {url}#scalars", flush=True)
+        # TensorBoard imports TensorFlow on the first page that reads tensors, and its CUDA probe lines
+        # would land on this terminal: start it here, quietly, after the URL is out (~5 s, not before it).
+        start_tensorflow()
         while True:
             time.sleep(1)  # short naps: a signal delivered to a server thread is still seen within a second
     except KeyboardInterrupt:
