@@ -121,7 +121,7 @@ def test_tx_compare_rows_match_the_summaries(smoke_sweep, tmp_path):
         pytest.param(
             ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"], "Joblib.Parallel(n_jobs=2", id="joblib"
         ),
-        pytest.param(  # ~40 s, mostly starting Ray: out of the default run, which is over 20 min on 2 cores
+        pytest.param(  # ~40 s, mostly starting Ray: kept out of the default run's 20 minutes on 2 cores
             ["hydra/launcher=ray", "hydra.launcher.ray.init.num_cpus=2"],
             "Started a local Ray instance",
             marks=pytest.mark.slow,

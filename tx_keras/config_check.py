@@ -79,6 +79,14 @@ def _component(kind: str) -> Callable[[str], str | None]:
     return problem
 
 
+# The knobs that name a component (a built-in or a user's import path): knob -> its kind in BUILTINS.
+_COMPONENT_KINDS = {
+    "attention_impl": "attention",
+    "positions": "positions",
+    "ffn_impl": "ffn",
+    "norm_impl": "norm",
+}
+
 # The value rule of each ModelConfig field that has one (its type comes from the dataclass).
 _MODEL_VALUES: dict[str, Callable[[Any], str | None]] = {
     "num_encoder_layers": _at_least(1),
@@ -90,17 +98,7 @@ _MODEL_VALUES: dict[str, Callable[[Any], str | None]] = {
     "norm": _one_of(*NORM_MODES),
     "activation": _one_of("relu", "gelu", "silu", "tanh"),
     "attention": _one_of(*ATTENTION_KINDS),
-    "attention_impl": _component("attention"),
-    "positions": _component("positions"),
-    "ffn_impl": _component("ffn"),
-    "norm_impl": _component("norm"),
-}
-# The knobs that name a component: model key -> its kind in models/components.BUILTINS.
-_COMPONENT_KINDS = {
-    "attention_impl": "attention",
-    "positions": "positions",
-    "ffn_impl": "ffn",
-    "norm_impl": "norm",
+    **{knob: _component(kind) for knob, kind in _COMPONENT_KINDS.items()},
 }
 assert set(_MODEL_VALUES) <= set(FIELDS), "a value rule for a knob ModelConfig does not have"
 
@@ -199,8 +197,8 @@ def _check_model(model: Mapping, imports: bool) -> None:
 
 def _user_class(key: str, value: Any) -> bool:
     """Whether `key=value` names a user's own layer class by import path (checked only by importing it)."""
-    kind = _COMPONENT_KINDS.get(key.removeprefix("model."))
-    return key.startswith("model.") and kind is not None and is_import_path(kind, value)
+    kind = _COMPONENT_KINDS.get(key.removeprefix("model.")) if key.startswith("model.") else None
+    return kind is not None and is_import_path(kind, value)
 
 
 def check_config(cfg: Mapping, imports: bool = True) -> None:

@@ -6,9 +6,10 @@ import argparse
 import json
 import sys
 
-# First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
-from tx_keras.runtime.quiet_startup import start_tensorflow  # isort: skip
-from tx_keras.benchmark.size import BenchSize
+from tx_keras.benchmark.size import BenchSize  # imports no TensorFlow: quiet_startup still comes first
+
+# Notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
+from tx_keras.runtime.quiet_startup import start_tensorflow
 
 # A size that runs in seconds, for tests and a quick look; its numbers say nothing about speed.
 QUICK_SIZE = BenchSize(

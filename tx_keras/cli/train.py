@@ -43,16 +43,12 @@ def _train(cfg: DictConfig) -> float:
     try:
         if not sweep:  # a sweep records a bad job's config instead (run_job), and its sweep goes on
             check_config(cfg, imports=False)  # a typo fails in a second or two, before TensorFlow starts
-    except UserError as error:
-        print(f"tx-train: error: {error}", file=sys.stderr)
-        sys.exit(2)
-    set_thread_budget(_thread_budget(hydra_cfg))
-    logging.captureWarnings(True)  # Python warnings reach train.log too
-    quiet_absl(cfg.logging.verbose)
-    # chosen on import tx_keras; in train.log (a post-mortem needs it), not on a quiet console
-    logging.getLogger("tx_keras.runtime").debug(configure_allocator())
-    start_tensorflow(cfg.logging.verbose)  # before anything imports it: its start-up noise stays off stderr
-    try:
+        set_thread_budget(_thread_budget(hydra_cfg))
+        logging.captureWarnings(True)  # Python warnings reach train.log too
+        quiet_absl(cfg.logging.verbose)
+        # chosen on import tx_keras; in train.log (a post-mortem needs it), not on a quiet console
+        logging.getLogger("tx_keras.runtime").debug(configure_allocator())
+        start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
         return run_job(cfg, Path(hydra_cfg.runtime.output_dir), isolate_failures=sweep)
     except UserError as error:  # here, not in main(): Hydra would add a line of its own around it
         print(f"tx-train: error: {error}", file=sys.stderr)
