@@ -17,7 +17,10 @@ def pytest_report_header(config: pytest.Config) -> str:
 
     info = machine()
     flags = " ".join(info["instructions"])
-    return f"machine: {info['cpu']}, {info['cores']} cores, {flags}, load {info['load_average']}"
+    return (
+        f"machine: {info['cpu']}, {info['cores']} cores, {flags}, load {info['load_average']}, "
+        f"oneDNN {'on' if info['onednn'] else 'off'}"
+    )
 
 
 @pytest.fixture(autouse=True)

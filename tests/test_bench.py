@@ -13,7 +13,9 @@ import tensorflow as tf
 
 from tx_keras.benchmark import peers
 from tx_keras.benchmark.flops import PeakExceeded, forward_flops, training_flops, utilisation
+from tx_keras.benchmark.matmul_share import forward_products, products_flops
 from tx_keras.benchmark.real_path import epoch_tokens, generated_corpus
+from tx_keras.benchmark.report import render
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.suite import ParityError, check_parity
 from tx_keras.benchmark.throughput import padding_share, real_tokens
@@ -30,6 +32,18 @@ def test_flops_count_the_matmuls_of_the_default_size():
     decoder = 2 * 2048 * (16 * 128**2 + 8 * 32 * 128 + 4 * 128 * 512)
     assert forward_flops(size) == encoder + decoder + 2048 * 2 * 128 * 2000
     assert training_flops(size) == 3 * forward_flops(size)
+
+
+@pytest.mark.parametrize(
+    "size", [BenchSize(), QUICK_SIZE, dataclasses.replace(QUICK_SIZE, encoder_layers=3, decoder_layers=2)]
+)
+def test_the_timed_matmuls_are_exactly_the_counted_flops(size):
+    """The matmul-only graph runs the products the FLOP count counts, no more and no fewer."""
+    products = forward_products(size)
+    assert products_flops(products) == training_flops(size)
+    # encoder layer: fused q/k/v, scores, weighted sum, output, 2 FFN; the decoder's cross-attention adds
+    # its query, fused k/v, scores, weighted sum and output; one vocabulary projection
+    assert len(products) == 6 * size.encoder_layers + 11 * size.decoder_layers + 1
 
 
 def test_mfu_is_a_share_of_the_peak_never_above_one():
@@ -125,6 +139,7 @@ def quick_report() -> dict:
             "--quick",
             "--json",
             "--precisions=float32,mixed_bfloat16",
+            "--onednn=off",
         ],
         capture_output=True,
         text=True,
@@ -146,6 +161,11 @@ def test_quick_bench_blocks_run_every_model_at_the_blocks_settings(quick_report)
         assert {row["jit_compile"] for row in rows.values()} == {block["jit_compile"]}
         assert len({row["parameters"] for row in rows.values()}) == 1
         assert block["peak_flops_per_s"] == quick_report["peak_flops_per_s"][block["matmul_dtype"]]
+        # the step's own products run alone count towards the ceiling: MFU cannot flatter
+        assert 0 < block["matmul_only_flops_per_s"] <= block["peak_flops_per_s"]
+        assert block["matmul_only_flops_per_s"] == pytest.approx(
+            training_flops(QUICK_SIZE) / block["matmul_only_s"]
+        )
         assert 0 < block["padding_share"] < 1
         for row in rows.values():
             assert 0 < row["mfu"] <= 1
@@ -154,10 +174,20 @@ def test_quick_bench_blocks_run_every_model_at_the_blocks_settings(quick_report)
             assert row["tokens_per_s"] == pytest.approx(row["positions_per_s"] * (1 - block["padding_share"]))
             assert len(row["window_tokens_per_s"]) == quick_report["timing"]["windows"]
             assert row["cpu_step_s"] > 0
+            assert row["matmul_share"] == pytest.approx(block["matmul_only_s"] / row["step_s"])
         for name, ratio in block["ratios"].items():
             peer = name.split("/")[1]
             assert ratio["min"] <= ratio["median"] <= ratio["max"] and ratio["cpu_median"] > 0
             assert rows[peer]["step_s"] > 0
+
+
+def test_table_names_the_onednn_state_and_each_blocks_matmul_share(quick_report):
+    table = render(quick_report)
+    assert "oneDNN kernels: off (TF_ENABLE_ONEDNN_OPTS=0; tx-bench --onednn on|off compares)" in table
+    assert table.count("matmuls: the step's products alone") == len(quick_report["blocks"])
+    ours = [line for line in table.splitlines() if line.startswith("  ours (tx_keras Transformer)")]
+    share = quick_report["blocks"][0]["rows"]["ours"]["matmul_share"]
+    assert ours[0].endswith(f"{100 * share:.0f}%")
 
 
 def test_quick_bench_real_path_row(quick_report):
@@ -176,6 +206,8 @@ def test_quick_bench_decoding(quick_report):
         assert rates["speedup"] > 0
     assert quick_report["decoding"]["saved_model_8"] > 0
     assert quick_report["machine"]["cores"] >= 1 and quick_report["machine"]["date"].endswith("UTC")
+    # --onednn sets TensorFlow's switch before it starts, and the run reads the state back from TensorFlow
+    assert quick_report["machine"]["onednn"] is False and quick_report["machine"]["onednn_env"] == "0"
 
 
 def test_bad_size_is_one_line_error():

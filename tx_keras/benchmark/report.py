@@ -9,12 +9,20 @@ NAMES = {
 }
 
 
+def _onednn(machine: dict) -> str:
+    state = {True: "on", False: "off", None: "unknown"}[machine["onednn"]]
+    set_by = machine["onednn_env"]
+    how = f"TF_ENABLE_ONEDNN_OPTS={set_by}" if set_by is not None else "TensorFlow's default for this CPU"
+    return f"{state} ({how}; tx-bench --onednn on|off compares)"
+
+
 def _header(results: dict) -> list[str]:
     machine, size = results["machine"], results["size"]
     return [
         f"tx-bench on {machine['cpu']} ({machine['cores']} cores; {', '.join(machine['instructions']) or '-'}"
         f"{'; GPU ' + ', '.join(machine['gpus']) if machine['gpus'] else ''}), {machine['date']}, "
         f"load {machine['load_average'][0]:.2f} at start, {machine['load_average_end'][0]:.2f} at end",
+        "oneDNN kernels: " + _onednn(machine),
         "size: " + ", ".join(f"{key} {value}" for key, value in size.items()),
         "parameters: "
         + ", ".join(f"{name} {count:,}" for name, count in results["parameters"].items())
@@ -33,13 +41,21 @@ def _block(block: dict, timing: dict) -> list[str]:
         f"training, {block['precision']}, jit_compile={block['jit_compile']} (median of {timing['windows']} "
         f"interleaved windows of {timing['steps']} steps; padding {100 * block['padding_share']:.1f} % of "
         "positions, not counted as tokens)",
-        f"  {'':<34} {'tokens/s':>10} {'spread':>7} {'GFLOP/s':>8} {mfu:>14} {'CPU ms/step':>12}",
+        f"  {'':<34} {'tokens/s':>10} {'spread':>7} {'GFLOP/s':>8} {mfu:>14} {'CPU ms/step':>12} "
+        f"{'matmuls':>8}",
     ]
     for name, row in block["rows"].items():
         lines.append(
             f"  {NAMES[name]:<34} {row['tokens_per_s']:>10,.0f} {100 * row['spread']:>6.1f}% "
-            f"{row['flops_per_s'] / 1e9:>8.1f} {100 * row['mfu']:>13.1f}% {1000 * row['cpu_step_s']:>12.0f}"
+            f"{row['flops_per_s'] / 1e9:>8.1f} {100 * row['mfu']:>13.1f}% {1000 * row['cpu_step_s']:>12.0f} "
+            f"{100 * row['matmul_share']:>7.0f}%"
         )
+    lines.append(
+        f"  matmuls: the step's products alone (same shapes, forward and both gradients, nothing else) "
+        f"take {1000 * block['matmul_only_s']:.0f} ms "
+        f"({block['matmul_only_flops_per_s'] / 1e9:.1f} GFLOP/s); "
+        "the column is their share of each model's step"
+    )
     for name, ratio in block["ratios"].items():
         lines.append(
             f"  ratio {name}: {ratio['median']:.2f}x (windows {ratio['min']:.2f}-{ratio['max']:.2f}; "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from tx_keras.benchmark.size import BenchSize  # imports no TensorFlow: quiet_startup still comes first
@@ -48,6 +49,13 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="XLA for every model of a block (default: trainer.jit_compile, auto = on with a GPU)",
     )
+    parser.add_argument(
+        "--onednn",
+        choices=("on", "off"),
+        default=None,
+        help="TensorFlow's oneDNN CPU kernels for the whole run (TF_ENABLE_ONEDNN_OPTS; default: "
+        "TensorFlow's choice for this CPU, printed in the header)",
+    )
     parser.add_argument("--no-real-path", action="store_true", help="skip the tatoeba_small fit row")
     parser.add_argument(
         "--no-saved-model", action="store_true", help="skip exporting and timing a SavedModel"
@@ -81,6 +89,8 @@ def main(argv: list[str] | None = None) -> None:
     precisions = args.precisions.split(",") if args.precisions else None
     if precisions and not set(precisions) <= set(PRECISIONS):
         _fail(f"--precisions {args.precisions}: choose from {', '.join(PRECISIONS)}")
+    if args.onednn:  # read once, when TensorFlow starts
+        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "1" if args.onednn == "on" else "0"
     start_tensorflow()  # its CUDA start-up lines stay off stderr
     from tx_keras.benchmark.real_path import QUICK_REAL_PATH, RealPathSize
     from tx_keras.benchmark.report import render
