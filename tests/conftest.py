@@ -19,7 +19,7 @@ def pytest_report_header(config: pytest.Config) -> str:
     flags = " ".join(info["instructions"])
     return (
         f"machine: {info['cpu']}, {info['cores']} cores, {flags}, load {info['load_average']}, "
-        f"oneDNN {'on' if info['onednn'] else 'off'}"
+        f"oneDNN {({True: 'on', False: 'off'}).get(info['onednn'], 'unknown')}"
     )
 
 

@@ -18,8 +18,10 @@ from tx_keras.benchmark.size import BenchSize
 
 def forward_products(size: BenchSize) -> list[tuple[tuple[int, ...], int, int, int]]:
     """(batch dims, m, k, n) of every product of one forward pass of the encoder-decoder at `size`:
-    fused q/k/v, output, FFN and vocabulary projections over the batch's b*t rows, and per head the
-    scores (q k^T) and weighted sums of attention. Their FLOPs are `flops.forward_flops`."""
+    q/k/v, output, FFN and vocabulary projections over the batch's b*t rows, and per head the scores
+    (q k^T) and weighted sums of attention. Their FLOPs are `flops.forward_flops`. The projections of one
+    input are one product (q/k/v, or k/v in cross-attention), as with `model.fused_qkv`: a larger matmul
+    runs at least as fast, so the ceiling this sets errs high, never flattering a model's MFU."""
     rows, d, t = size.batch * size.length, size.d_model, size.length
     heads = (size.batch, size.num_heads)
     attention = [(heads, t, d // size.num_heads, t), (heads, t, t, d // size.num_heads)]
