@@ -13,13 +13,13 @@ import pytest  # noqa: E402
 def pytest_report_header(config: pytest.Config) -> str:
     """The machine the durations below belong to: CI machines differ in kind (AVX-512 with bf16 on one,
     AVX2 only on another), so a suite time means nothing without it."""
-    from tx_keras.benchmark.machine import machine
+    from tx_keras.benchmark.machine import ONEDNN_STATES, machine
 
     info = machine()
     flags = " ".join(info["instructions"])
     return (
         f"machine: {info['cpu']}, {info['cores']} cores, {flags}, load {info['load_average']}, "
-        f"oneDNN {({True: 'on', False: 'off'}).get(info['onednn'], 'unknown')}"
+        f"oneDNN {ONEDNN_STATES[info['onednn']]}"
     )
 
 

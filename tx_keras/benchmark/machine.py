@@ -10,6 +10,9 @@ from pathlib import Path
 
 import tensorflow as tf
 
+# How a report prints `onednn_enabled()`.
+ONEDNN_STATES = {True: "on", False: "off", None: "unknown"}
+
 
 def onednn_enabled() -> bool | None:
     """Whether TensorFlow runs its oneDNN kernels, which change every model's speed (on the AVX2 EPYC they

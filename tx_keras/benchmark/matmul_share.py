@@ -9,6 +9,7 @@ time over the step's time is the share of the step that is counted work.
 
 from __future__ import annotations
 
+import math
 import time
 
 import tensorflow as tf
@@ -35,13 +36,7 @@ def forward_products(size: BenchSize) -> list[tuple[tuple[int, ...], int, int, i
 
 def products_flops(products: list[tuple[tuple[int, ...], int, int, int]]) -> int:
     """FLOPs of a training step's products: each forward product m x k x n plus its two gradients."""
-    total = 0
-    for batch, m, k, n in products:
-        count = 1
-        for dim in batch:
-            count *= dim
-        total += 3 * 2 * count * m * k * n
-    return total
+    return sum(3 * 2 * math.prod(batch) * m * k * n for batch, m, k, n in products)
 
 
 def matmul_only_seconds(size: BenchSize, dtype: str = "float32", repeats: int = 5) -> float:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tx_keras.benchmark.machine import ONEDNN_STATES
+
 NAMES = {
     "ours": "ours (tx_keras Transformer)",
     "keras_mha": "keras.layers.MultiHeadAttention",
@@ -10,7 +12,7 @@ NAMES = {
 
 
 def _onednn(machine: dict) -> str:
-    state = {True: "on", False: "off", None: "unknown"}[machine["onednn"]]
+    state = ONEDNN_STATES[machine["onednn"]]
     set_by = machine["onednn_env"]
     how = f"TF_ENABLE_ONEDNN_OPTS={set_by}" if set_by is not None else "TensorFlow's default for this CPU"
     return f"{state} ({how}; tx-bench --onednn on|off compares)"

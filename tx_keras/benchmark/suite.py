@@ -129,8 +129,9 @@ def precision_block(
             "flops_per_s": training_flops(size) / step,
         }
     matmuls = matmul_only_seconds(size, dtype, timing.repeats)
+    matmul_rate = training_flops(size) / matmuls
     # The step's own products run alone are dense matmuls too: a ceiling below their rate is too low.
-    ceiling = peak(dtype, max(row["flops_per_s"] for row in rows.values()), training_flops(size) / matmuls)
+    ceiling = peak(dtype, max(row["flops_per_s"] for row in rows.values()), matmul_rate)
     for row in rows.values():
         row["mfu"] = utilisation(row["flops_per_s"], ceiling)
         row["matmul_share"] = matmuls / row["step_s"]
@@ -152,7 +153,7 @@ def precision_block(
         "matmul_dtype": dtype,
         "peak_flops_per_s": ceiling,
         "matmul_only_s": matmuls,
-        "matmul_only_flops_per_s": training_flops(size) / matmuls,
+        "matmul_only_flops_per_s": matmul_rate,
         "padding_share": padding_share(inputs[0], labels),
         "rows": rows,
         "ratios": ratios,
