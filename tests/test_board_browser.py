@@ -60,12 +60,14 @@ def test_each_run_is_three_entries_in_the_run_list(board):
 
 
 def test_scalars_open_on_loss_and_accuracy_with_diagnostics_last(board):
-    """TensorBoard orders Scalars groups by name and opens the first two: accuracy (token accuracy and the
-    validation exact-match) and loss; then the final scores, the per-layer diagnostics under one `layers/`
+    """TensorBoard orders Scalars groups by name and opens the first two: the training loss per step (a
+    curve even when a run stops after one epoch) and accuracy (token accuracy and the validation
+    exact-match); then the epoch loss, the final scores, the per-layer diagnostics under one `layers/`
     prefix and the learning rate."""
     tags = harness.get_json(board + "data/plugin/scalars/tags")
     groups = sorted({tag.split("/")[0] for run in tags.values() for tag in run})
-    assert groups == ["epoch_accuracy", "epoch_loss", "final", "layers", "optimizer"], groups
+    assert groups == ["batch_loss", "epoch_accuracy", "epoch_loss", "final", "layers", "optimizer"], groups
+    assert all("batch_loss" in run_tags for run, run_tags in tags.items() if run.endswith("/train"))
     validation = {tag for run, run_tags in tags.items() if run.endswith("/validation") for tag in run_tags}
     assert {"epoch_accuracy", "epoch_accuracy/exact_match", "epoch_loss"} <= validation
 
@@ -79,13 +81,14 @@ def test_scalars_view_shows_both_runs(page, board):
             sync_api.expect(runs_selector.get_by_text(f"{name}/{split}", exact=True)).to_be_visible(
                 timeout=UI_TIMEOUT_MS
             )
-    # Many tag groups (diagnostics, final, ...): later ones start collapsed, so filter to the epoch curves.
-    dashboard.locator("tf-tag-filterer input").fill("^epoch_")
-    for tag in ("epoch_loss", "epoch_accuracy"):
+    # Many tag groups (diagnostics, final, ...): later ones start collapsed, so filter to the loss and
+    # accuracy curves.
+    dashboard.locator("tf-tag-filterer input").fill("^(epoch|batch)_")
+    for tag, splits in (("batch_loss", 1), ("epoch_loss", 2), ("epoch_accuracy", 2)):
         card = dashboard.locator("tf-scalar-card").filter(has_text=tag).first
-        # Drawn curves, not just an empty frame: train and validation of each run (smoothing adds more).
+        # Drawn curves, not just an empty frame: each run's train (and validation) (smoothing adds more).
         curves = card.locator("path.line[d]")
-        sync_api.expect(curves.nth(2 * len(RUNS) - 1)).to_be_attached(timeout=UI_TIMEOUT_MS)
+        sync_api.expect(curves.nth(splits * len(RUNS) - 1)).to_be_attached(timeout=UI_TIMEOUT_MS)
     _screenshot(page, "scalars")
     if os.environ.get("TX_DOCS_SCREENSHOTS") == "1":
         dashboard.locator("tf-tag-filterer input").fill("")  # the view a user opens on

@@ -89,6 +89,7 @@ def test_default_and_preset_configs_are_valid(compose_config):
         ("model.dropout=1.5", "model.dropout=1.5 must be in [0, 1)"),
         ("data.name=wmt", "data.name='wmt' is not allowed; choose one of: translation, copy, reverse, sort"),
         ("trainer.epochs=0", "trainer.epochs=0 must be >= 1"),
+        ("logging.loss_every_steps=-1", "logging.loss_every_steps=-1 must be >= 0"),
         ("trainer.batch_size=8.5", "trainer.batch_size=8.5 has the wrong type: expected int"),
         ("trainer.clip_norm=-1", "trainer.clip_norm=-1 must be > 0"),
         ("~trainer.warmup_steps", "trainer.warmup_steps is missing from the config"),

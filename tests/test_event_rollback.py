@@ -43,3 +43,11 @@ def test_rollback_survives_a_record_torn_by_a_kill(tmp_path):
     assert _steps(tmp_path / "train") == [0, 1]
     _write(tmp_path / "train", [2])  # what the resumed run writes next, in a new file
     assert _steps(tmp_path / "train") == [0, 1, 2]
+
+
+def test_a_tag_counted_in_optimizer_steps_is_cut_at_its_own_step(tmp_path):
+    """`batch_loss` runs on the optimizer's step, epoch curves on the epoch: one folder, two cut-offs."""
+    _write(tmp_path / "train", range(3))  # epochs 0, 1, 2
+    _write(tmp_path / "train", [10, 20, 30, 40], tag="batch_loss")
+    rollback_events(tmp_path, {"train": 2}, tag_steps={"batch_loss": 21})
+    assert _steps(tmp_path / "train") == [0, 1, 10, 20]

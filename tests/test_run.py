@@ -35,14 +35,23 @@ def _arrays(run_dir):
         return {name: archive[name] for name in archive.files}
 
 
-def _steps(folder, tag):
-    """Every step at which `tag` was written, over all event files of the folder (a restart adds one)."""
-    steps = []
+def _points(folder, tag):
+    """Every (step, value) of `tag`, over all event files of the folder (a restart adds one)."""
+    points = []
     for path in sorted(folder.glob("events.out.tfevents.*")):
         for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
             event = Event.FromString(record)
-            steps += [event.step for value in event.summary.value if value.tag == tag]
-    return steps
+            points += [
+                (event.step, value.tensor.SerializeToString())
+                for value in event.summary.value
+                if value.tag == tag
+            ]
+    return points
+
+
+def _steps(folder, tag):
+    """Every step at which `tag` was written, over all event files of the folder (a restart adds one)."""
+    return [step for step, _ in _points(folder, tag)]
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +113,9 @@ def test_killed_run_resumes_to_the_same_weights_with_each_epoch_logged_once(stra
     for folder in ("train", "validation"):
         assert _steps(run_dir / folder, "epoch_loss") == [0, 1, 2], folder
     assert _steps(run_dir / "train", "optimizer/learning_rate") == [0, 1, 2]
+    # The per-step loss: every point once, the same steps and values as the uninterrupted run's.
+    step_loss = _points(run_dir / "train", "batch_loss")
+    assert len(step_loss) >= 3 and step_loss == _points(straight / "train", "batch_loss")
     assert _steps(run_dir, "layers/gradient_norm/encoder/layer_1") == [0, 1, 2, 3]
     assert _steps(run_dir, "samples/translations") == [1, 3]
     assert _steps(run_dir, "attention/cross/layer_1") == [1, 3]

@@ -143,6 +143,7 @@ _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] =
     "logging.head_importance": ((bool,), None),
     "logging.verbose": ((int,), _one_of(0, 1, 2)),
     "logging.progress_every_s": ((float, int), _at_least(1)),
+    "logging.loss_every_steps": ((int,), _at_least(0)),
     "resume": ((str, type(None)), None),
     "trainer.objective": ((str,), _one_of(*OBJECTIVES)),
     "export.enabled": ((bool,), None),

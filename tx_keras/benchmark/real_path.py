@@ -157,7 +157,7 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
         callbacks = [
             keras.callbacks.TerminateOnNaN(),
             EpochVariable(epoch),
-            EpochScalars(folder),
+            EpochScalars(folder, cfg.logging.loss_every_steps),
             EpochCheckpoint(Path(folder) / CHECKPOINT_PATH, 1, 2),
             clock,
         ]

@@ -33,10 +33,15 @@ class Checkpoint:
     logs: dict[str, float]  # that epoch's Keras logs (loss, accuracy, val_loss, ...)
     model: list[np.ndarray]  # model.variables, in order
     optimizer: list[np.ndarray]  # model.optimizer.variables, in order
+    step: int = 0  # optimizer updates done (checkpoints written before 2026-12-01 did not record it: 0)
 
 
 def save_checkpoint(path: Path, model: keras.Model, epoch: int, logs: dict[str, Any]) -> None:
-    meta = {"epoch": epoch, "logs": {key: float(value) for key, value in logs.items()}}
+    meta = {
+        "epoch": epoch,
+        "step": int(np.asarray(model.optimizer.iterations)),
+        "logs": {key: float(value) for key, value in logs.items()},
+    }
     arrays = {f"model_{i}": np.asarray(v) for i, v in enumerate(model.variables)}
     arrays.update({f"optimizer_{i}": np.asarray(v) for i, v in enumerate(model.optimizer.variables)})
     with atomic_file(path) as temp, open(temp, "wb") as stream:
@@ -54,7 +59,7 @@ def load_checkpoint(path: Path) -> Checkpoint | None:
                 [archive[f"{kind}_{i}"] for i in range(sum(n.startswith(f"{kind}_") for n in archive.files))]
                 for kind in ("model", "optimizer")
             )
-        return Checkpoint(int(meta["epoch"]), dict(meta["logs"]), model, optimizer)
+        return Checkpoint(int(meta["epoch"]), dict(meta["logs"]), model, optimizer, int(meta.get("step", 0)))
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
         raise RunFolderError(
             f"checkpoint {path} is damaged ({type(error).__name__}); delete it to restart this run "

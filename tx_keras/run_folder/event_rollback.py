@@ -19,17 +19,25 @@ EVENTS_GLOB = "events.out.tfevents.*"
 
 
 def _kept_records(
-    path: Path, first_dropped_step: int, end_tags: tuple[str, ...] = ()
+    path: Path,
+    first_dropped_step: int,
+    end_tags: tuple[str, ...] = (),
+    tag_steps: Mapping[str, int] | None = None,
 ) -> tuple[list[bytes], bool]:
     """The serialized events to keep, and whether anything was dropped (a torn last record counts).
-    Events with a tag starting with one of `end_tags` (written once at a run's end) go at any step."""
+    Events with a tag starting with one of `end_tags` (written once at a run's end) go at any step; a tag
+    in `tag_steps` is cut at its own step instead of the folder's."""
     kept: list[bytes] = []
     dropped = False
     try:
         for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
             event = Event.FromString(record)
-            at_end = bool(end_tags) and any(value.tag.startswith(end_tags) for value in event.summary.value)
-            if event.HasField("file_version") or (event.step < first_dropped_step and not at_end):
+            tags = [value.tag for value in event.summary.value]
+            at_end = bool(end_tags) and any(tag.startswith(end_tags) for tag in tags)
+            cutoff = min(
+                (tag_steps[tag] for tag in tags if tag in (tag_steps or {})), default=first_dropped_step
+            )
+            if event.HasField("file_version") or (event.step < cutoff and not at_end):
                 kept.append(record)
             else:
                 dropped = True
@@ -39,14 +47,18 @@ def _kept_records(
 
 
 def rollback_events(
-    run_dir: Path, first_dropped_step: Mapping[str, int], end_tags: tuple[str, ...] = ()
+    run_dir: Path,
+    first_dropped_step: Mapping[str, int],
+    end_tags: tuple[str, ...] = (),
+    tag_steps: Mapping[str, int] | None = None,
 ) -> None:
     """In each sub-folder named in `first_dropped_step` ("" = the run folder itself), drop the events
-    at or after that step, and those tagged with an `end_tags` prefix at any step; a file left with
-    nothing but its header is deleted."""
+    at or after that step, and those tagged with an `end_tags` prefix at any step; tags counted in
+    optimizer steps rather than epochs (`tag_steps`: tag -> first dropped step) are cut at their own
+    step. A file left with nothing but its header is deleted."""
     for folder, step in first_dropped_step.items():
         for path in sorted((run_dir / folder).glob(EVENTS_GLOB)):
-            kept, dropped = _kept_records(path, step, end_tags)
+            kept, dropped = _kept_records(path, step, end_tags, tag_steps)
             if not dropped:
                 continue
             if len(kept) <= 1:

@@ -20,6 +20,9 @@ _KERAS_FOLDERS = ("train", "validation")
 _DASHBOARD_FOLDERS = ("", "attention", "samples", "diagnostics")
 _END_FOLDERS = ("final",)
 _END_TAGS = ("final/", "_hparams_/")
+# The training loss every few optimizer steps (training/callbacks/epoch_scalars.py), in `train`: its step
+# is the optimizer's, not the epoch's.
+STEP_LOSS_TAG = "batch_loss"
 
 
 def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
@@ -55,6 +58,8 @@ def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
     first_dropped = {folder: done for folder in _KERAS_FOLDERS}
     first_dropped |= {folder: done + 1 if done else 0 for folder in _DASHBOARD_FOLDERS}
     first_dropped |= {folder: 0 for folder in _END_FOLDERS}
-    rollback_events(run_dir, first_dropped, _END_TAGS)
+    # The per-step loss curve is counted in optimizer steps: keep the points up to the checkpoint's step.
+    step_cut = {STEP_LOSS_TAG: checkpoint.step + 1 if checkpoint else 0}
+    rollback_events(run_dir, first_dropped, _END_TAGS, step_cut)
     print(f"tx-train: resuming {run_dir} after epoch {done} of {cfg.trainer.epochs}", flush=True)
     return checkpoint

@@ -110,7 +110,7 @@ def _dashboard(
     run list (the run, train, validation), not one per kind of summary.
     """
     logging = cfg.logging
-    callbacks: list[keras.callbacks.Callback] = [EpochScalars(run_dir)]
+    callbacks: list[keras.callbacks.Callback] = [EpochScalars(run_dir, logging.loss_every_steps)]
     epochs = epochs_to_log(logging.attention_maps, cfg.trainer.epochs)
     probes = Probes.from_task(task, logging.probes) if logging.probes else None
     if probes is not None and epochs:

@@ -1,4 +1,5 @@
-"""Each epoch's scores as TensorBoard curves, written with tf.summary's public API and flushed at once."""
+"""Each epoch's scores, and the training loss every few steps, as TensorBoard curves, written with
+tf.summary's public API and flushed at once."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 from keras import ops
+
+from tx_keras.run_folder.resume import STEP_LOSS_TAG
 
 LEARNING_RATE_TAG = "optimizer/learning_rate"
 # Validation exact-match (tx_keras/training/callbacks/validation_exact_match.py) is drawn in the accuracy
@@ -24,13 +27,51 @@ class EpochScalars(keras.callbacks.Callback):
       every two minutes: a run killed after a checkpoint would lose them, and its resume never writes them);
     - the learning rate is `optimizer/learning_rate`, not `epoch_learning_rate`: TensorBoard's Scalars tab
       sorts groups by name and opens the first two, so it opens on accuracy (token and sentence) and loss;
-    - no `evaluation_<metric>_vs_iterations` copies of the validation curves.
+    - no `evaluation_<metric>_vs_iterations` copies of the validation curves;
+    - with `loss_every_steps`, `batch_loss` (the name Keras' `update_freq` gives it) in `<run>/train`: the
+      mean training loss of the steps since the previous point, a point every `loss_every_steps` optimizer
+      steps and at each epoch's end, step = optimizer steps done. A run that stops after an epoch or two
+      (early stopping) still draws a curve, and the epoch-end points make a resumed run's curve the same
+      as an uninterrupted one's (checkpoints are taken at epoch ends). Keras' own `batch_loss` is the
+      running mean since the epoch began, which hides late-epoch changes.
     """
 
-    def __init__(self, log_dir: str | Path) -> None:
+    def __init__(self, log_dir: str | Path, loss_every_steps: int = 0) -> None:
         super().__init__()
         self._log_dir = Path(log_dir)
         self._writers: dict[str, tf.summary.SummaryWriter] = {}
+        self.loss_every_steps = loss_every_steps
+        self._window = [0.0, 0.0]  # weighted loss sum and weight of the steps since the last point
+        self._tracker_seen = (0.0, 0.0)  # the loss tracker's (total, count) at the last step read
+
+    def _loss_tracker(self) -> keras.metrics.Mean:
+        """Keras' mean of the training loss since the epoch began (weighted by batch rows)."""
+        return next(metric for metric in self.model.metrics if metric.name == "loss")
+
+    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
+        self._tracker_seen = (0.0, 0.0)  # Keras resets its metrics as each epoch begins
+
+    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+        if not self.loss_every_steps:
+            return
+        tracker = self._loss_tracker()
+        total, count = (float(ops.convert_to_numpy(v)) for v in (tracker.total, tracker.count))
+        self._window[0] += total - self._tracker_seen[0]
+        self._window[1] += count - self._tracker_seen[1]
+        self._tracker_seen = (total, count)
+        if int(ops.convert_to_numpy(self.model.optimizer.iterations)) % self.loss_every_steps == 0:
+            self._write_step_loss()
+
+    def _write_step_loss(self) -> None:
+        weighted, weight = self._window
+        if not weight:
+            return
+        writer = self._writer("train")
+        with writer.as_default():
+            step = int(ops.convert_to_numpy(self.model.optimizer.iterations))
+            tf.summary.scalar(STEP_LOSS_TAG, weighted / weight, step=step)
+        writer.flush()  # a live view of a long epoch: each point on disk at once
+        self._window = [0.0, 0.0]
 
     def _writer(self, split: str) -> tf.summary.SummaryWriter:
         if split not in self._writers:
@@ -38,6 +79,8 @@ class EpochScalars(keras.callbacks.Callback):
         return self._writers[split]
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        if self.loss_every_steps:
+            self._write_step_loss()  # the epoch's last steps, before the epoch's checkpoint
         curves: dict[str, dict[str, float]] = {"train": {}, "validation": {}}
         for key, value in (logs or {}).items():
             key = _RENAMED.get(key, key)
