@@ -86,5 +86,8 @@ def copy_model():
         task.target_length - 1,
     )
     model.compile(optimizer=keras.optimizers.Adam(3e-3), loss=MaskedCrossEntropy())
+    source, target = task.splits["train"]
+    model((source[:1], target[:1, :-1]))
+    model.optimizer.build(model.trainable_variables)  # as tx-train does: the step is traced once, not twice
     model.fit(make_dataset(*task.splits["train"], 64, shuffle=True), epochs=6, shuffle=False, verbose=0)
     return model, task.splits["test"][0]
