@@ -11,8 +11,14 @@ from tx_keras.runtime.quiet_startup import start_tensorflow
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="tx-compare", description="Compare the runs of a tx-train sweep.")
-    parser.add_argument("sweep_dir", type=Path, help="a sweep folder (hydra.sweep.dir)")
+    parser = argparse.ArgumentParser(
+        prog="tx-compare", description="Compare the runs of a tx-train sweep, or every run under a folder."
+    )
+    parser.add_argument(
+        "sweep_dir",
+        type=Path,
+        help="a sweep folder (hydra.sweep.dir), or any folder holding runs at any depth (e.g. outputs)",
+    )
     parser.add_argument(
         "--metric",
         default="validation_exact_match",
@@ -37,8 +43,13 @@ def main(argv: list[str] | None = None) -> None:
     from tx_keras.comparison.plots import plot_curves, plot_metric_by_knob
     from tx_keras.comparison.table import as_csv, as_markdown, as_text, table_rows
     from tx_keras.run_folder.atomic_write import write_text
+    from tx_keras.user_error import UserError
 
-    runs = collect_runs(args.sweep_dir)
+    try:
+        runs = collect_runs(args.sweep_dir, nested=True)
+    except UserError as error:  # e.g. a run's .hydra/overrides.yaml that is not a list
+        print(f"tx-compare: error: {error}", file=sys.stderr)
+        sys.exit(2)
     if not runs:
         print(f"tx-compare: error: {args.sweep_dir} holds no tx-train runs", file=sys.stderr)
         sys.exit(2)

@@ -37,14 +37,15 @@ def _overrides(run_dir: Path) -> dict[str, str]:
     return override_values([item for item in overrides if not item.startswith(_NOT_SWEPT)])
 
 
-def read_run(run_dir: Path) -> RunRecord:
-    """A record for one job folder, whatever state it is in."""
+def read_run(run_dir: Path, name: str | None = None) -> RunRecord:
+    """A record for one job folder, whatever state it is in, named `name` (default: the folder's name)."""
+    name = name or run_dir.name
     overrides = _overrides(run_dir)
     summary = summary_or_none(run_dir)
     if summary is None:
-        return RunRecord(run_dir.name, run_dir, overrides, "unfinished")
+        return RunRecord(name, run_dir, overrides, "unfinished")
     return RunRecord(
-        name=run_dir.name,
+        name=name,
         path=run_dir,
         overrides=overrides,
         status=summary.get("status", "unfinished"),
@@ -55,11 +56,27 @@ def read_run(run_dir: Path) -> RunRecord:
     )
 
 
-def collect_runs(sweep_dir: Path) -> list[RunRecord]:
-    """Every job folder of a sweep (those with Hydra's `.hydra/` or a summary), in job order."""
-    folders = [
-        child
-        for child in sweep_dir.iterdir()
-        if child.is_dir() and ((child / ".hydra").is_dir() or (child / SUMMARY_NAME).exists())
-    ]
+def _is_run(folder: Path) -> bool:
+    return (folder / ".hydra").is_dir() or (folder / SUMMARY_NAME).exists()
+
+
+def _nested_runs(folder: Path) -> list[Path]:
+    """The run folders anywhere under `folder` (not inside a run), each folder's in job order."""
+    children = [child for child in folder.iterdir() if child.is_dir() and not child.name.startswith(".")]
+    found: list[Path] = []
+    for child in sorted(children, key=_job_number):
+        found += [child] if _is_run(child) else _nested_runs(child)
+    return found
+
+
+def collect_runs(sweep_dir: Path, nested: bool = False) -> list[RunRecord]:
+    """Every job folder of a sweep (those with Hydra's `.hydra/` or a summary), in job order.
+
+    `nested`: runs at any depth too, named by their path under `sweep_dir` (`outputs/` holds single runs
+    as `<date>/<time>/` and sweeps as `sweeps/<name>/<date_time>/<job>/`)."""
+    if nested:
+        return [
+            read_run(folder, folder.relative_to(sweep_dir).as_posix()) for folder in _nested_runs(sweep_dir)
+        ]
+    folders = [child for child in sweep_dir.iterdir() if child.is_dir() and _is_run(child)]
     return [read_run(folder) for folder in sorted(folders, key=_job_number)]

@@ -34,6 +34,14 @@ def sort_runs(runs: list[RunRecord], metric: str) -> list[RunRecord]:
     return sorted(runs, key=key)
 
 
+def _short_name(name: str) -> str:
+    """A job folder `3_model.num_heads=8` is job `3` (its overrides have their own columns); a nested
+    run keeps its path: `sweeps/heads/2026-11-30_18-00-00/3`, `2026-12-01/19-42-38`."""
+    parent, _, last = name.rpartition("/")
+    job = last.split("_", 1)[0]
+    return f"{parent}/{job}" if parent else job
+
+
 def _cell(value: object) -> str:
     if value is None:
         return ""
@@ -52,7 +60,7 @@ def table_rows(runs: list[RunRecord], metric: str) -> tuple[list[str], list[list
     for run in sort_runs(runs, metric):
         rows.append(
             [
-                run.name.split("_", 1)[0],
+                _short_name(run.name),
                 *(run.overrides.get(knob, "") for knob in knobs),
                 run.status,
                 *(_cell(run.metrics.get(name, math.nan)) for name in metrics),

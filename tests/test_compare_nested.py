@@ -1,0 +1,77 @@
+"""tx-compare over a folder of runs at any depth (outputs/ holds single runs as <date>/<time>/)."""
+
+import json
+import subprocess
+import sys
+
+from tx_keras.comparison import collect_runs
+from tx_keras.comparison.table import table_rows
+
+
+def _run(folder, loss, overrides=()):
+    (folder / ".hydra").mkdir(parents=True)
+    (folder / ".hydra" / "overrides.yaml").write_text(json.dumps(list(overrides)))  # YAML, as Hydra writes
+    summary = {
+        "status": "completed",
+        "metrics": {"validation_loss": loss},
+        "parameters": 10,
+        "wall_time_s": 1.0,
+    }
+    (folder / "summary.json").write_text(json.dumps(summary))
+    (folder / "export" / "saved_model").mkdir(parents=True)  # a run's own sub-folders are no runs
+
+
+def _outputs(root):
+    _run(root / "2026-12-01" / "19-42-38", 0.5)
+    _run(root / "2026-11-30" / "08-00-00", 0.7)
+    sweep = root / "sweeps" / "heads" / "2026-11-30_18-00-00"
+    _run(sweep / "1_model.num_heads=4", 0.2, ["model.num_heads=4"])
+    _run(sweep / "0_model.num_heads=1", 0.3, ["model.num_heads=1"])
+    return sweep
+
+
+def test_nested_collects_every_run_named_by_its_path_and_a_sweep_alone_as_before(tmp_path):
+    sweep = _outputs(tmp_path)
+    names = [run.name for run in collect_runs(tmp_path, nested=True)]
+    assert names == [
+        "2026-11-30/08-00-00",
+        "2026-12-01/19-42-38",
+        "sweeps/heads/2026-11-30_18-00-00/0_model.num_heads=1",
+        "sweeps/heads/2026-11-30_18-00-00/1_model.num_heads=4",
+    ]
+    assert collect_runs(tmp_path) == []  # claims and sweeps look one level down only
+    assert [run.name for run in collect_runs(sweep)] == [run.name for run in collect_runs(sweep, nested=True)]
+    _, rows = table_rows(collect_runs(tmp_path, nested=True), "validation_loss")
+    assert [row[0] for row in rows] == [
+        "sweeps/heads/2026-11-30_18-00-00/1",
+        "sweeps/heads/2026-11-30_18-00-00/0",
+        "2026-12-01/19-42-38",
+        "2026-11-30/08-00-00",
+    ]
+
+
+def test_tx_compare_on_outputs_lists_every_run(tmp_path):
+    _outputs(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "tx_keras.cli.compare", str(tmp_path), "--metric", "validation_loss"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "2026-12-01/19-42-38" in result.stdout and "sweeps/heads/2026-11-30_18-00-00/1" in result.stdout
+    assert (tmp_path / "comparison.csv").read_text().count("\n") == 5  # header + 4 runs
+
+
+def test_a_damaged_run_folder_is_one_line_not_a_traceback(tmp_path):
+    _outputs(tmp_path)
+    (tmp_path / "2026-12-01" / "19-42-38" / ".hydra" / "overrides.yaml").write_text("model: 3\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "tx_keras.cli.compare", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines()[-1].startswith("tx-compare: error: ")
+    assert "overrides.yaml is not a list of overrides" in result.stderr
