@@ -163,6 +163,7 @@ def test_tx_export_rebuilds_an_export_and_refuses_a_folder_that_is_not_a_run(exp
     )
     assert built.returncode == 0, built.stderr[-2000:]
     assert built.stdout.strip() == str(run_dir / "export/saved_model")
+    assert "cuda" not in built.stderr.lower() and "absl" not in built.stderr, built.stderr  # quiet start-up
     manifest = json.loads((run_dir / "export/export.json").read_text())
     assert (manifest["beam_width"], manifest["attention"]) == (1, "heads")
     model = tf.saved_model.load(str(run_dir / "export/saved_model"))

@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     from dataclasses import replace
     from pathlib import Path
 
+    start_tensorflow()  # before run_export, which imports TensorFlow: its CUDA start-up lines stay off stderr
     from tx_keras.export.run_export import NotARunError, export_run, read_run_summary, run_settings
 
     run_dir = Path(args.run_dir)
@@ -47,7 +48,6 @@ def main(argv: list[str] | None = None) -> None:
     except (NotARunError, ValueError) as error:
         print(f"tx-export: error: {error}", file=sys.stderr)
         sys.exit(2)
-    start_tensorflow()  # its CUDA start-up lines stay off stderr
     saved_model = export_run(run_dir, settings)
     print(saved_model)
 
