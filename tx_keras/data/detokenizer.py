@@ -64,7 +64,8 @@ class Detokenizer(tf.Module):
         """(B, T) ids -> (B,) UTF-8 texts, in the graph."""
         return self._texts(tf.cast(ids, tf.int32))
 
-    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    # autograph=False: no Python control flow on tensors here; conversion is only start-up time.
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)], autograph=False)
     def _texts(self, ids: tf.Tensor) -> tf.Tensor:
         # One traced graph: called eagerly, the dozen ragged ops would cost ~20 ms a call instead of ~1.
         return join_tokens(tf.gather(self._tokens, ids), ids, self.join)

@@ -47,7 +47,9 @@ def beam_search_decoder(
         raise ValueError(f"beam width={width} exceeds the target vocabulary ({model.target_vocab_size})")
     vocab_size, layers, heads = model.target_vocab_size, model.num_decoder_layers, model.num_heads
 
-    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    # autograph=False: the loop is an explicit tf.while_loop, so there is nothing to convert, and converting
+    # the model's Python code each trace cost seconds (an export traces several; docs/performance.md).
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)], autograph=False)
     def decode(source_ids: tf.Tensor):
         batch, source_length = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
         rows = batch * width

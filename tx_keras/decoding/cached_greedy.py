@@ -27,7 +27,9 @@ def cached_greedy_decoder(
     """
     heads, layers = model.num_heads, model.num_decoder_layers
 
-    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    # autograph=False: the loop is an explicit tf.while_loop, so there is nothing to convert, and converting
+    # the model's Python code each trace cost seconds (an export traces several; docs/performance.md).
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)], autograph=False)
     def decode(source_ids: tf.Tensor):
         batch, source_length = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
         memory = model.encode(source_ids, training=False)

@@ -22,7 +22,9 @@ def greedy_decoder(model: Transformer, max_length: int) -> Callable[[tf.Tensor],
     the cached decoders must match word for word, and the uncached baseline of the decoding benchmark.
     """
 
-    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    # autograph=False: the loop is an explicit tf.while_loop, so there is nothing to convert, and converting
+    # the model's Python code each trace cost seconds (an export traces several; docs/performance.md).
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)], autograph=False)
     def decode(source_ids: tf.Tensor) -> tf.Tensor:
         batch = tf.shape(source_ids)[0]
         memory = model.encode(source_ids, training=False)
