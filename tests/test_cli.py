@@ -52,6 +52,11 @@ def test_tiny_run_writes_summary_and_events(tiny_run):
     train = _tags(run_dir / "train")
     assert {"epoch_loss", "epoch_accuracy", "optimizer/learning_rate"} <= set(train.Tags()["tensors"])
     assert [event.step for event in train.Tensors("epoch_loss")] == [0, 1]
+    # Under 10 steps an epoch, the per-step curve has one point per epoch, at its end: the epoch's loss,
+    # weighted per token as `epoch_loss` is (not Keras' per-row tracker).
+    step_loss = train.Tensors("batch_loss")
+    assert len(step_loss) == 2 and step_loss[0].step < step_loss[1].step < 20
+    assert [_value(event) for event in step_loss] == pytest.approx(curves["train"]["epoch_loss"], rel=1e-5)
     assert {"epoch_loss", "epoch_accuracy"} <= set(_tags(run_dir / "validation").Tags()["tensors"])
     final = event_accumulator.EventAccumulator(str(run_dir), size_guidance={event_accumulator.TENSORS: 0})
     final.Reload()  # the run folder's own event files: dashboard, final scores, HParams

@@ -32,6 +32,12 @@ class TokenMeanLoss(keras.metrics.Metric):
         self.total.assign_add(ops.sum(losses * mask))
         self.tokens.assign_add(ops.sum(mask))
 
+    @property
+    def count(self):
+        """The denominator, under the name `keras.metrics.Mean` gives it (the per-step loss curve reads
+        `total` / `count` of whichever metric reports `loss`)."""
+        return self.tokens
+
     def result(self):
         return self.total / ops.maximum(self.tokens, 1.0)
 

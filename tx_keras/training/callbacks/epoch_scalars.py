@@ -42,23 +42,28 @@ class EpochScalars(keras.callbacks.Callback):
         self._writers: dict[str, tf.summary.SummaryWriter] = {}
         self.loss_every_steps = loss_every_steps
         self._window = [0.0, 0.0]  # weighted loss sum and weight of the steps since the last point
-        self._tracker_seen = (0.0, 0.0)  # the loss tracker's (total, count) at the last step read
+        self._loss_seen = (0.0, 0.0)  # the loss metric's (total, count) at the last step read
 
-    def _loss_tracker(self) -> keras.metrics.Mean:
-        """Keras' mean of the training loss since the epoch began (weighted by batch rows)."""
-        return next(metric for metric in self.model.metrics if metric.name == "loss")
+    def _loss_metric(self) -> keras.metrics.Metric:
+        """The metric behind the logs' `loss` (its `total` / `count` is the loss since the epoch began):
+        the last of that name, so a compiled per-token loss (training/token_mean_loss.py), which replaces
+        Keras' row-weighted tracker under that key, is read rather than the tracker."""
+        flat: list[keras.metrics.Metric] = []
+        for metric in self.model.metrics:  # the compiled metrics sit in one container metric
+            flat += getattr(metric, "metrics", None) or [metric]
+        return [metric for metric in flat if metric.name == "loss"][-1]
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
-        self._tracker_seen = (0.0, 0.0)  # Keras resets its metrics as each epoch begins
+        self._loss_seen = (0.0, 0.0)  # Keras resets its metrics as each epoch begins
 
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
         if not self.loss_every_steps:
             return
-        tracker = self._loss_tracker()
-        total, count = (float(ops.convert_to_numpy(v)) for v in (tracker.total, tracker.count))
-        self._window[0] += total - self._tracker_seen[0]
-        self._window[1] += count - self._tracker_seen[1]
-        self._tracker_seen = (total, count)
+        loss = self._loss_metric()
+        total, count = (float(ops.convert_to_numpy(v)) for v in (loss.total, loss.count))
+        self._window[0] += total - self._loss_seen[0]
+        self._window[1] += count - self._loss_seen[1]
+        self._loss_seen = (total, count)
         if int(ops.convert_to_numpy(self.model.optimizer.iterations)) % self.loss_every_steps == 0:
             self._write_step_loss()
 
