@@ -204,7 +204,7 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
     source, target = task.splits["train"]
     model((source[:1], target[:1, :-1]))  # create the weights now, fresh or resumed alike
     # And the optimizer's slots: created inside the first traced step instead, they make TensorFlow lift
-    # each one out of the graph and trace the step twice (a tiny run's first epoch: 17 s -> 7 s).
+    # each one out of the graph and trace the step twice (a tiny run's first epoch: ~18 s -> 12 s).
     model.optimizer.build(model.trainable_variables)
     initial_epoch = checkpoint.epoch if checkpoint else 0
     if checkpoint:

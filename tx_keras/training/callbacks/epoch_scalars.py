@@ -43,6 +43,8 @@ class EpochScalars(keras.callbacks.Callback):
         self.loss_every_steps = loss_every_steps
         self._window = [0.0, 0.0]  # weighted loss sum and weight of the steps since the last point
         self._loss_seen = (0.0, 0.0)  # the loss metric's (total, count) at the last step read
+        # Found at the first step's end, once: Keras builds the compiled metrics in the first step.
+        self._loss: keras.metrics.Metric | None = None
 
     def _loss_metric(self) -> keras.metrics.Metric:
         """The metric behind the logs' `loss` (its `total` / `count` is the loss since the epoch began):
@@ -56,24 +58,28 @@ class EpochScalars(keras.callbacks.Callback):
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
         self._loss_seen = (0.0, 0.0)  # Keras resets its metrics as each epoch begins
 
+    def _optimizer_step(self) -> int:
+        return int(ops.convert_to_numpy(self.model.optimizer.iterations))
+
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
         if not self.loss_every_steps:
             return
-        loss = self._loss_metric()
-        total, count = (float(ops.convert_to_numpy(v)) for v in (loss.total, loss.count))
+        if self._loss is None:
+            self._loss = self._loss_metric()
+        total, count = (float(ops.convert_to_numpy(v)) for v in (self._loss.total, self._loss.count))
         self._window[0] += total - self._loss_seen[0]
         self._window[1] += count - self._loss_seen[1]
         self._loss_seen = (total, count)
-        if int(ops.convert_to_numpy(self.model.optimizer.iterations)) % self.loss_every_steps == 0:
-            self._write_step_loss()
+        step = self._optimizer_step()
+        if step % self.loss_every_steps == 0:
+            self._write_step_loss(step)
 
-    def _write_step_loss(self) -> None:
+    def _write_step_loss(self, step: int) -> None:
         weighted, weight = self._window
         if not weight:
             return
         writer = self._writer("train")
         with writer.as_default():
-            step = int(ops.convert_to_numpy(self.model.optimizer.iterations))
             tf.summary.scalar(STEP_LOSS_TAG, weighted / weight, step=step)
         writer.flush()  # a live view of a long epoch: each point on disk at once
         self._window = [0.0, 0.0]
@@ -84,8 +90,8 @@ class EpochScalars(keras.callbacks.Callback):
         return self._writers[split]
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
-        if self.loss_every_steps:
-            self._write_step_loss()  # the epoch's last steps, before the epoch's checkpoint
+        if self._loss is not None:
+            self._write_step_loss(self._optimizer_step())  # the epoch's last steps, before its checkpoint
         curves: dict[str, dict[str, float]] = {"train": {}, "validation": {}}
         for key, value in (logs or {}).items():
             key = _RENAMED.get(key, key)
