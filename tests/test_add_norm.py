@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from tests.float_tolerance import FLOAT32
 from tx_keras.layers import AddNorm
 from tx_keras.models.model_config import NORM_MODES
 
@@ -64,7 +65,7 @@ def test_sublayer_input(norm):
     layer.build((2, 3, 6))
     h = ops.convert_to_numpy(layer.sublayer_input(x))
     if norm == "pre":
-        np.testing.assert_allclose(h, _layer_norm(x, 1.0, 0.0), atol=1e-5)
+        np.testing.assert_allclose(h, _layer_norm(x, 1.0, 0.0), **FLOAT32)
     else:
         np.testing.assert_array_equal(h, x)
 
@@ -73,18 +74,18 @@ def test_post_norm_output_is_normalised_per_token():
     layer = AddNorm(residual=True, norm="post")
     x = _x(2, 4, 6)
     outputs = ops.convert_to_numpy(layer(x, 5.0 * _x(2, 4, 6)))
-    np.testing.assert_allclose(outputs.mean(-1), np.zeros((2, 4)), atol=1e-5)
+    np.testing.assert_allclose(outputs.mean(-1), np.zeros((2, 4)), **FLOAT32)
     np.testing.assert_allclose(outputs.std(-1), np.ones((2, 4)), atol=1e-3)
 
 
 def test_dropout_only_in_training():
     layer = AddNorm(residual=True, norm="none", dropout=0.5)
     x, f = _x(2, 3, 16), _x(2, 3, 16)
-    np.testing.assert_allclose(ops.convert_to_numpy(layer(x, f)), x + f, atol=1e-6)
+    np.testing.assert_allclose(ops.convert_to_numpy(layer(x, f)), x + f, **FLOAT32)
     trained = ops.convert_to_numpy(layer(x, f, training=True))
     dropped = (trained - x) == 0.0
     assert dropped.any() and not dropped.all()
-    np.testing.assert_allclose(trained[~dropped], (x + 2.0 * f)[~dropped], atol=1e-5)
+    np.testing.assert_allclose(trained[~dropped], (x + 2.0 * f)[~dropped], **FLOAT32)
 
 
 def test_unknown_norm_raises_with_choices():
@@ -112,7 +113,7 @@ def test_config_round_trip():
     clone.build((2, 3, 6))
     clone.set_weights(layer.get_weights())
     np.testing.assert_allclose(
-        ops.convert_to_numpy(clone(x, _sublayer(clone.sublayer_input(x)))), ops.convert_to_numpy(y), atol=1e-6
+        ops.convert_to_numpy(clone(x, _sublayer(clone.sublayer_input(x)))), ops.convert_to_numpy(y), **FLOAT32
     )
 
 
@@ -136,7 +137,7 @@ def test_keras_save_load(tmp_path, norm):
     loaded = _save_and_reload(model, tmp_path)
     assert isinstance(loaded.get_layer("add_norm"), AddNorm)
     assert loaded.get_layer("add_norm").get_config() == add_norm.get_config()
-    np.testing.assert_allclose(ops.convert_to_numpy(loaded(x)), before, atol=1e-6)
+    np.testing.assert_allclose(ops.convert_to_numpy(loaded(x)), before, **FLOAT32)
 
 
 @pytest.mark.parametrize("norm", NORM_MODES)

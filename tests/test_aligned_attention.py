@@ -4,6 +4,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from tests.float_tolerance import FLOAT32
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.layers import AlignedAttention
@@ -31,14 +32,14 @@ def test_self_attention_output_at_a_position_ignores_every_other_position():
     changed = x.copy()
     changed[:, [0, 1, 2, 4, 5]] += 3.0  # everything but position 3
     y_changed = ops.convert_to_numpy(layer(changed))
-    np.testing.assert_allclose(ops.convert_to_numpy(y)[:, 3], y_changed[:, 3], atol=1e-6)
+    np.testing.assert_allclose(ops.convert_to_numpy(y)[:, 3], y_changed[:, 3], **FLOAT32)
     assert not np.allclose(ops.convert_to_numpy(y)[:, 2], y_changed[:, 2])
     assert weights.shape == (2, 2, 6, 6)
     np.testing.assert_array_equal(ops.convert_to_numpy(weights)[1, 1], np.eye(6))
     # Exactly the value and output projections of the token itself.
     v = np.einsum("btd,dhk->bhtk", x, ops.convert_to_numpy(layer.value_kernel))
     expected = np.einsum("bhtk,hkd->btd", v, ops.convert_to_numpy(layer.output_kernel))
-    np.testing.assert_allclose(ops.convert_to_numpy(y), expected, atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(y), expected, **FLOAT32)
     assert len(layer.weights) == 4  # W_v, W_o and their biases: no W_q, W_k
 
 
@@ -49,7 +50,7 @@ def test_cross_attention_reads_the_aligned_source_position_and_the_last_real_one
     y = ops.convert_to_numpy(layer(target, memory, key_mask=key_mask))
     for t, source in enumerate([0, 1, 1, 1, 1]):
         alone = ops.convert_to_numpy(layer(target[:, :1], memory[:, source : source + 1]))
-        np.testing.assert_allclose(y[:, t], alone[:, 0], atol=1e-6)
+        np.testing.assert_allclose(y[:, t], alone[:, 0], **FLOAT32)
 
 
 def test_config_round_trip():
@@ -60,7 +61,7 @@ def test_config_round_trip():
     clone.build((2, 3, 16))
     clone.set_weights(layer.get_weights())
     assert clone.get_config() == layer.get_config()
-    np.testing.assert_allclose(ops.convert_to_numpy(clone(x)), expected, atol=1e-6)
+    np.testing.assert_allclose(ops.convert_to_numpy(clone(x)), expected, **FLOAT32)
 
 
 def _model():
@@ -84,13 +85,13 @@ def test_a_transformer_without_attention_is_a_per_position_predictor(tmp_path):
     other_source[0, [0, 1, 3]] = [9, 10, 4]
     other_target[0, [0, 1, 3, 4]] = [6, 7, 8, 9]
     changed = ops.convert_to_numpy(model((other_source, other_target)))
-    np.testing.assert_allclose(logits[:, 2], changed[:, 2], atol=1e-5)  # source 2 and target 2 kept
-    np.testing.assert_allclose(logits[:, 5], changed[:, 5], atol=1e-5)  # beyond the source: its EOS
+    np.testing.assert_allclose(logits[:, 2], changed[:, 2], **FLOAT32)  # source 2 and target 2 kept
+    np.testing.assert_allclose(logits[:, 5], changed[:, 5], **FLOAT32)  # beyond the source: its EOS
     assert not np.allclose(logits[:, 1], changed[:, 1])
     model.save(tmp_path / "model.keras")
     loaded = keras.models.load_model(tmp_path / "model.keras", safe_mode=True)
     assert loaded.config.attention == "none" and loaded.get_config() == model.get_config()
-    np.testing.assert_allclose(ops.convert_to_numpy(loaded((source, target))), logits, atol=1e-6)
+    np.testing.assert_allclose(ops.convert_to_numpy(loaded((source, target))), logits, **FLOAT32)
 
 
 def test_cached_decoding_matches_the_uncached_reference():

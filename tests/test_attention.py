@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from tests.float_tolerance import FLOAT32
 from tx_keras.layers import SelfAttention, scaled_dot_product_attention
 from tx_keras.layers.attention import causal_mask, combine_masks
 
@@ -59,8 +60,8 @@ def test_scaled_dot_product_attention_by_hand():
     mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)[:, None, :]
     outputs, weights = scaled_dot_product_attention(q, k, v, mask)
     expected = _softmax(np.where(mask, q @ np.swapaxes(k, 1, 2) / 2.0, -np.inf))
-    np.testing.assert_allclose(ops.convert_to_numpy(weights), expected, atol=1e-6)
-    np.testing.assert_allclose(ops.convert_to_numpy(outputs), expected @ v, atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(weights), expected, **FLOAT32)
+    np.testing.assert_allclose(ops.convert_to_numpy(outputs), expected @ v, **FLOAT32)
     assert np.all(ops.convert_to_numpy(weights)[0, :, 3:] == 0.0)
 
 
@@ -86,8 +87,8 @@ def test_self_attention_equals_hand_computation():
     x = _x(2, 5, 8)
     outputs, weights = head(x)
     expected_out, expected_w = _by_hand(head, x)
-    np.testing.assert_allclose(ops.convert_to_numpy(weights), expected_w, atol=1e-6)
-    np.testing.assert_allclose(ops.convert_to_numpy(outputs), expected_out, atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(weights), expected_w, **FLOAT32)
+    np.testing.assert_allclose(ops.convert_to_numpy(outputs), expected_out, **FLOAT32)
 
 
 def test_cross_attention_equals_hand_computation():
@@ -95,8 +96,8 @@ def test_cross_attention_equals_hand_computation():
     query, value = _x(2, 3, 8), _x(2, 6, 8)
     outputs, weights = head(query, value)
     expected_out, expected_w = _by_hand(head, query, value)
-    np.testing.assert_allclose(ops.convert_to_numpy(weights), expected_w, atol=1e-6)
-    np.testing.assert_allclose(ops.convert_to_numpy(outputs), expected_out, atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(weights), expected_w, **FLOAT32)
+    np.testing.assert_allclose(ops.convert_to_numpy(outputs), expected_out, **FLOAT32)
 
 
 def test_key_mask_weights_sum_to_one_and_zero_on_padding():
@@ -105,12 +106,12 @@ def test_key_mask_weights_sum_to_one_and_zero_on_padding():
     key_mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 0]], bool)
     outputs, weights = head(x, key_mask=key_mask)
     weights = ops.convert_to_numpy(weights)
-    np.testing.assert_allclose(weights.sum(-1), np.ones((2, 5)), atol=1e-6)
+    np.testing.assert_allclose(weights.sum(-1), np.ones((2, 5)), **FLOAT32)
     assert np.all(weights[0, :, 3:] == 0.0) and np.all(weights[1, :, 4] == 0.0)
     assert np.all(weights[0, :, :3] > 0.0)
     expected_out, expected_w = _by_hand(head, x, mask=key_mask[:, None, :])
-    np.testing.assert_allclose(weights, expected_w, atol=1e-6)
-    np.testing.assert_allclose(ops.convert_to_numpy(outputs), expected_out, atol=1e-5)
+    np.testing.assert_allclose(weights, expected_w, **FLOAT32)
+    np.testing.assert_allclose(ops.convert_to_numpy(outputs), expected_out, **FLOAT32)
 
 
 def test_causal_weights_sum_to_one_and_zero_on_future():
@@ -118,12 +119,12 @@ def test_causal_weights_sum_to_one_and_zero_on_future():
     x = _x(2, 5, 8)
     outputs, weights = head(x, use_causal_mask=True)
     weights = ops.convert_to_numpy(weights)
-    np.testing.assert_allclose(weights.sum(-1), np.ones((2, 5)), atol=1e-6)
+    np.testing.assert_allclose(weights.sum(-1), np.ones((2, 5)), **FLOAT32)
     future = ~np.tril(np.ones((5, 5), bool))
     assert np.all(weights[:, future] == 0.0)
-    np.testing.assert_allclose(weights[:, 0, 0], [1.0, 1.0], atol=1e-7)
+    np.testing.assert_allclose(weights[:, 0, 0], [1.0, 1.0], **FLOAT32)
     expected_out, _ = _by_hand(head, x, mask=~future[None])
-    np.testing.assert_allclose(ops.convert_to_numpy(outputs), expected_out, atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(outputs), expected_out, **FLOAT32)
 
 
 def test_attention_mask_argument():
@@ -133,19 +134,19 @@ def test_attention_mask_argument():
     _, weights = head(x, attention_mask=attention_mask)
     weights = ops.convert_to_numpy(weights)
     assert np.all(weights[~attention_mask] == 0.0)
-    np.testing.assert_allclose(weights[0, 2, 2], 1.0, atol=1e-7)
-    np.testing.assert_allclose(weights.sum(-1), np.ones((1, 4)), atol=1e-6)
+    np.testing.assert_allclose(weights[0, 2, 2], 1.0, **FLOAT32)
+    np.testing.assert_allclose(weights.sum(-1), np.ones((1, 4)), **FLOAT32)
 
 
 def test_dropout_only_in_training():
     head = SelfAttention(key_dim=4, dropout=0.5)
     x = _x(2, 5, 8)
     inference, _ = head(x)
-    np.testing.assert_allclose(ops.convert_to_numpy(inference), _by_hand(head, x)[0], atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(inference), _by_hand(head, x)[0], **FLOAT32)
     training, weights = head(x, training=True)
     assert not np.allclose(ops.convert_to_numpy(training), ops.convert_to_numpy(inference), atol=1e-4)
     # The returned weights are those before dropout.
-    np.testing.assert_allclose(ops.convert_to_numpy(weights), _by_hand(head, x)[1], atol=1e-6)
+    np.testing.assert_allclose(ops.convert_to_numpy(weights), _by_hand(head, x)[1], **FLOAT32)
 
 
 def test_config_round_trip():
@@ -161,8 +162,8 @@ def test_config_round_trip():
     assert len(clone.get_weights()) == 3
     clone.set_weights(head.get_weights())
     clone_outputs, clone_weights = clone(x)
-    np.testing.assert_allclose(ops.convert_to_numpy(clone_outputs), ops.convert_to_numpy(outputs), atol=1e-6)
-    np.testing.assert_allclose(ops.convert_to_numpy(clone_weights), ops.convert_to_numpy(weights), atol=1e-6)
+    np.testing.assert_allclose(ops.convert_to_numpy(clone_outputs), ops.convert_to_numpy(outputs), **FLOAT32)
+    np.testing.assert_allclose(ops.convert_to_numpy(clone_weights), ops.convert_to_numpy(weights), **FLOAT32)
 
 
 def test_serialize_keras_object_round_trip():
@@ -186,6 +187,6 @@ def test_keras_save_load(tmp_path, causal):
     assert isinstance(loaded.get_layer("head"), SelfAttention)
     after = [ops.convert_to_numpy(t) for t in loaded(inputs)]
     for a, b in zip(before, after, strict=True):
-        np.testing.assert_allclose(a, b, atol=1e-6)
+        np.testing.assert_allclose(a, b, **FLOAT32)
     if causal:
         assert np.all(after[1][:, 0, 1:] == 0.0)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.float_tolerance import FLOAT32
 from tx_keras.data import Vocabulary
 from tx_keras.decoding.batches import decode_in_batches
 from tx_keras.decoding.beam_search import beam_search_decoder, length_penalty
@@ -33,7 +34,7 @@ def test_width_one_is_greedy(copy_model):
         source
     )
     np.testing.assert_array_equal(beam.numpy(), greedy.numpy())
-    np.testing.assert_allclose(beam_attention.numpy(), greedy_attention.numpy(), atol=1e-6)
+    np.testing.assert_allclose(beam_attention.numpy(), greedy_attention.numpy(), **FLOAT32)
 
 
 def test_wider_beam_finds_at_least_as_probable_translations(copy_model):
@@ -56,7 +57,7 @@ def test_beam_attention_follows_the_chosen_hypothesis(copy_model):
     for row in range(3):
         steps = int(np.argmax(ids[row] == Vocabulary.EOS)) + 1
         np.testing.assert_allclose(
-            attention[row, -1, :, :steps], maps["cross/layer_2"].numpy()[row, :, :steps], atol=1e-5
+            attention[row, -1, :, :steps], maps["cross/layer_2"].numpy()[row, :, :steps], **FLOAT32
         )
 
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.float_tolerance import FLOAT32
 from tx_keras.decoding.batches import decode_in_batches
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.cached_step import decode_step, start_caches
@@ -34,7 +35,7 @@ def test_cached_greedy_returns_the_cross_attention_of_each_output_word(copy_mode
         expected = maps[f"cross/layer_{layer + 1}"].numpy()
         for row in range(4):
             steps = int(np.argmax(ids.numpy()[row] == EOS)) + 1  # positions decoded for this row
-            np.testing.assert_allclose(attention[row, layer, :, :steps], expected[row, :, :steps], atol=1e-5)
+            np.testing.assert_allclose(attention[row, layer, :, :steps], expected[row, :, :steps], **FLOAT32)
 
 
 @pytest.mark.parametrize(
@@ -79,7 +80,7 @@ def test_each_step_gives_the_full_decoders_logits(options):
         cross_attention_caches=empty_cross, cache_update_index=0, cross_attention_cache_update_index=0,
     )  # fmt: skip
     for ours, theirs in zip(filled, caches[1], strict=True):
-        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-6)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), **FLOAT32)
 
 
 def test_cached_decoder_traces_once_for_every_length_and_batch(copy_model):

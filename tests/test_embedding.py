@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from tests.float_tolerance import FLOAT32
 from tx_keras.layers import TokenAndPositionEmbedding
 from tx_keras.layers.sinusoidal_positions import sinusoidal_positions
 from tx_keras.models.components import BUILTINS, ComponentError
@@ -42,8 +43,8 @@ def test_sinusoidal_table_by_formula():
     p = np.arange(50)[:, None]
     i = np.arange(4)[None, :]
     angles = p / np.power(10000.0, 2 * i / 8)
-    np.testing.assert_allclose(table[:, 0::2], np.sin(angles), atol=1e-6)
-    np.testing.assert_allclose(table[:, 1::2], np.cos(angles), atol=1e-6)
+    np.testing.assert_allclose(table[:, 0::2], np.sin(angles), **FLOAT32)
+    np.testing.assert_allclose(table[:, 1::2], np.cos(angles), **FLOAT32)
     assert table[10, 0] == pytest.approx(math.sin(10.0), abs=1e-6)
     assert table[10, 3] == pytest.approx(math.cos(10.0 / 10000**0.25), abs=1e-6)
 
@@ -52,14 +53,14 @@ def test_sinusoidal_output_is_scaled_tokens_plus_table():
     layer = TokenAndPositionEmbedding(vocab_size=10, d_model=4, max_length=8)
     y = ops.convert_to_numpy(layer(IDS))
     expected = _tokens(layer)[IDS] * 2.0 + sinusoidal_positions(8, 4)[None, :5]
-    np.testing.assert_allclose(y, expected, atol=1e-6)
+    np.testing.assert_allclose(y, expected, **FLOAT32)
     assert len(layer.weights) == 1 and len(layer.trainable_weights) == 1  # the table is a constant
 
 
 def test_scale_false():
     layer = TokenAndPositionEmbedding(vocab_size=10, d_model=4, max_length=8, scale=False)
     y = ops.convert_to_numpy(layer(IDS))
-    np.testing.assert_allclose(y, _tokens(layer)[IDS] + sinusoidal_positions(8, 4)[None, :5], atol=1e-6)
+    np.testing.assert_allclose(y, _tokens(layer)[IDS] + sinusoidal_positions(8, 4)[None, :5], **FLOAT32)
 
 
 def test_learned_positions_add_a_trainable_table():
@@ -68,7 +69,7 @@ def test_learned_positions_add_a_trainable_table():
     assert len(layer.trainable_weights) == 2
     assert sorted(tuple(w.shape) for w in layer.trainable_weights) == [(8, 4), (10, 4)]
     positions = layer._positions.get_weights()[0]
-    np.testing.assert_allclose(y, _tokens(layer)[IDS] * 2.0 + positions[None, :5], atol=1e-6)
+    np.testing.assert_allclose(y, _tokens(layer)[IDS] * 2.0 + positions[None, :5], **FLOAT32)
     # The same token at different positions gets different vectors.
     same = ops.convert_to_numpy(layer(np.array([[4, 4, 4]], "int32")))
     assert not np.allclose(same[0, 0], same[0, 1])
@@ -77,7 +78,7 @@ def test_learned_positions_add_a_trainable_table():
 def test_no_positions_adds_nothing():
     layer = TokenAndPositionEmbedding(vocab_size=10, d_model=4, max_length=8, positions="none")
     y = ops.convert_to_numpy(layer(IDS))
-    np.testing.assert_allclose(y, _tokens(layer)[IDS] * 2.0, atol=1e-6)
+    np.testing.assert_allclose(y, _tokens(layer)[IDS] * 2.0, **FLOAT32)
     same = ops.convert_to_numpy(layer(np.array([[4, 4, 4]], "int32")))
     np.testing.assert_array_equal(same[0, 0], same[0, 2])  # order-blind without positions
     assert len(layer.weights) == 1
@@ -104,8 +105,8 @@ def test_mask_propagates_in_a_functional_model():
     model = keras.Model(ids, keras.layers.GlobalAveragePooling1D()(embedding(ids)))
     pooled = ops.convert_to_numpy(model(IDS))
     embedded = ops.convert_to_numpy(embedding(IDS))
-    np.testing.assert_allclose(pooled[0], embedded[0, :3].mean(0), atol=1e-6)
-    np.testing.assert_allclose(pooled[1], embedded[1].mean(0), atol=1e-6)
+    np.testing.assert_allclose(pooled[0], embedded[0, :3].mean(0), **FLOAT32)
+    np.testing.assert_allclose(pooled[1], embedded[1].mean(0), **FLOAT32)
     assert not np.allclose(pooled[0], embedded[0].mean(0), atol=1e-4)
 
 
@@ -132,7 +133,7 @@ def test_learned_positions_keep_their_weight_path():
 def test_nothing_is_added_without_additive_positions(positions):
     """Rotary positions act inside self-attention: the embedding is the scaled tokens alone."""
     layer = TokenAndPositionEmbedding(vocab_size=10, d_model=4, max_length=8, positions=positions)
-    np.testing.assert_allclose(ops.convert_to_numpy(layer(IDS)), _tokens(layer)[IDS] * 2.0, atol=1e-6)
+    np.testing.assert_allclose(ops.convert_to_numpy(layer(IDS)), _tokens(layer)[IDS] * 2.0, **FLOAT32)
     assert len(layer.weights) == 1
 
 
@@ -163,7 +164,7 @@ def test_config_round_trip(positions):
     assert clone.get_config() == config
     clone.build((2, 5))
     clone.set_weights(layer.get_weights())
-    np.testing.assert_allclose(ops.convert_to_numpy(clone(IDS)), ops.convert_to_numpy(y), atol=1e-6)
+    np.testing.assert_allclose(ops.convert_to_numpy(clone(IDS)), ops.convert_to_numpy(y), **FLOAT32)
 
 
 @pytest.mark.parametrize("positions", ["sinusoidal", "learned"])
@@ -178,7 +179,7 @@ def test_keras_save_load(tmp_path, positions):
     model.save(path)
     loaded = keras.models.load_model(path, safe_mode=True)
     assert isinstance(loaded.get_layer("embedding"), TokenAndPositionEmbedding)
-    np.testing.assert_allclose(ops.convert_to_numpy(loaded(IDS)), before, atol=1e-6)
+    np.testing.assert_allclose(ops.convert_to_numpy(loaded(IDS)), before, **FLOAT32)
     for a, b in zip(embedding.get_weights(), loaded.get_layer("embedding").get_weights(), strict=True):
         np.testing.assert_array_equal(a, b)
 
@@ -191,4 +192,4 @@ def test_start_index_embeds_one_token_at_its_position(positions):
     full = ops.convert_to_numpy(layer(ids))
     for t in range(ids.shape[1]):
         one = ops.convert_to_numpy(layer(ids[:, t : t + 1], start_index=t))
-        np.testing.assert_allclose(one[:, 0], full[:, t], atol=1e-6)
+        np.testing.assert_allclose(one[:, 0], full[:, t], **FLOAT32)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.float_tolerance import FLOAT32
 from tx_keras.data import build_task
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.export import WordCodec
@@ -87,7 +88,7 @@ def test_fresh_process_without_tx_keras_translates_like_the_in_process_model(exp
     assert reply["imported_tx_keras"] is False
     assert reply["translations"] == expected
     np.testing.assert_allclose(
-        np.array(reply["logits"]), model((source[:4], target[:4, :-1])).numpy(), atol=1e-5
+        np.array(reply["logits"]), model((source[:4], target[:4, :-1])).numpy(), **FLOAT32
     )
 
 
@@ -169,7 +170,7 @@ def test_tx_export_rebuilds_an_export_and_refuses_a_folder_that_is_not_a_run(exp
     model = tf.saved_model.load(str(run_dir / "export/saved_model"))
     attention = model.signatures["translate_with_attention"](texts=tf.constant(["jane visits africa"]))
     assert attention["cross_attention"].shape[:3] == (1, 1, 2)  # every head of the tiny model's one layer
-    assert np.allclose(attention["cross_attention"].numpy().sum(-1), 1.0, atol=1e-5)
+    assert np.allclose(attention["cross_attention"].numpy().sum(-1), 1.0, **FLOAT32)
     assert not list(run_dir.glob(".export*"))
 
 

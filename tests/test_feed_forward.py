@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from tests.float_tolerance import FLOAT32
 from tx_keras.layers import FeedForward
 
 RNG = np.random.default_rng(0)
@@ -37,7 +38,7 @@ def test_equals_relu_formula():
     layer.build((2, 3, 6))
     _randomize(layer)  # non-zero biases, so they are checked too
     x = _x(2, 3, 6)
-    np.testing.assert_allclose(ops.convert_to_numpy(layer(x)), _by_hand(layer, x), atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(layer(x)), _by_hand(layer, x), **FLOAT32)
 
 
 def test_position_wise():
@@ -47,7 +48,7 @@ def test_position_wise():
     changed = x.copy()
     changed[0, 1] += 5.0
     before, after = ops.convert_to_numpy(layer(x)), ops.convert_to_numpy(layer(changed))
-    np.testing.assert_allclose(after[0, [0, 2]], before[0, [0, 2]], atol=1e-6)
+    np.testing.assert_allclose(after[0, [0, 2]], before[0, [0, 2]], **FLOAT32)
     assert not np.allclose(after[0, 1], before[0, 1])
 
 
@@ -58,7 +59,7 @@ def test_other_activation():
     x = _x(1, 2, 4)
     w1, b1 = layer._hidden.get_weights()
     w2, b2 = layer._output.get_weights()
-    np.testing.assert_allclose(ops.convert_to_numpy(layer(x)), np.tanh(x @ w1 + b1) @ w2 + b2, atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(layer(x)), np.tanh(x @ w1 + b1) @ w2 + b2, **FLOAT32)
 
 
 def test_dropout_only_in_training():
@@ -67,8 +68,8 @@ def test_dropout_only_in_training():
     _randomize(layer)
     x = _x(2, 3, 6)
     expected = _by_hand(layer, x)
-    np.testing.assert_allclose(ops.convert_to_numpy(layer(x)), expected, atol=1e-5)
-    np.testing.assert_allclose(ops.convert_to_numpy(layer(x, training=False)), expected, atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(layer(x)), expected, **FLOAT32)
+    np.testing.assert_allclose(ops.convert_to_numpy(layer(x, training=False)), expected, **FLOAT32)
     trained = ops.convert_to_numpy(layer(x, training=True))
     assert trained.shape == expected.shape
     assert not np.allclose(trained, expected, atol=1e-3)
@@ -95,7 +96,7 @@ def test_config_round_trip():
     assert clone.get_config() == config
     clone.build((2, 3, 6))
     clone.set_weights(layer.get_weights())
-    np.testing.assert_allclose(ops.convert_to_numpy(clone(x)), ops.convert_to_numpy(y), atol=1e-6)
+    np.testing.assert_allclose(ops.convert_to_numpy(clone(x)), ops.convert_to_numpy(y), **FLOAT32)
 
 
 def test_keras_save_load(tmp_path):
@@ -108,5 +109,5 @@ def test_keras_save_load(tmp_path):
     model.save(path)
     loaded = keras.models.load_model(path, safe_mode=True)
     assert isinstance(loaded.get_layer("ffn"), FeedForward)
-    np.testing.assert_allclose(ops.convert_to_numpy(loaded(x)), before, atol=1e-6)
-    np.testing.assert_allclose(before, _by_hand(loaded.get_layer("ffn"), x), atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(loaded(x)), before, **FLOAT32)
+    np.testing.assert_allclose(before, _by_hand(loaded.get_layer("ffn"), x), **FLOAT32)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from tests.float_tolerance import FLOAT32
 from tx_keras.layers import LoopedMultiHeadAttention, MultiHeadAttention
 from tx_keras.models.components import resolve
 
@@ -70,9 +71,9 @@ def test_fused_equals_keras_reference(case):
     out, scores = ours(x, return_attention_scores=True, **ours_kwargs)
     ref_out, ref_scores = ref(x, x, return_attention_scores=True, **ref_kwargs)
     assert tuple(out.shape) == (B, T, D) and tuple(scores.shape) == (B, H, T, T)
-    np.testing.assert_allclose(_np(out), _np(ref_out), atol=1e-5)
-    np.testing.assert_allclose(_np(scores), _np(ref_scores), atol=1e-5)
-    np.testing.assert_allclose(_np(ours(x, **ours_kwargs)), _np(ref(x, x, **ref_kwargs)), atol=1e-5)
+    np.testing.assert_allclose(_np(out), _np(ref_out), **FLOAT32)
+    np.testing.assert_allclose(_np(scores), _np(ref_scores), **FLOAT32)
+    np.testing.assert_allclose(_np(ours(x, **ours_kwargs)), _np(ref(x, x, **ref_kwargs)), **FLOAT32)
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -86,14 +87,14 @@ def test_cross_attention_equals_keras_reference(case):
     out, scores = ours(query, value, return_attention_scores=True, **ours_kwargs)
     ref_out, ref_scores = ref(query, value, return_attention_scores=True, **ref_kwargs)
     assert tuple(out.shape) == (B, tq, D) and tuple(scores.shape) == (B, H, tq, tk)
-    np.testing.assert_allclose(_np(out), _np(ref_out), atol=1e-5)
-    np.testing.assert_allclose(_np(scores), _np(ref_scores), atol=1e-5)
+    np.testing.assert_allclose(_np(out), _np(ref_out), **FLOAT32)
+    np.testing.assert_allclose(_np(scores), _np(ref_scores), **FLOAT32)
 
 
 def test_cross_attention_with_different_widths_equals_keras_reference():
     ours, ref = _pair(query_shape=(B, 3, D), value_shape=(B, 4, 6))
     query, value = _x(B, 3, D), _x(B, 4, 6)
-    np.testing.assert_allclose(_np(ours(query, value)), _np(ref(query, value)), atol=1e-5)
+    np.testing.assert_allclose(_np(ours(query, value)), _np(ref(query, value)), **FLOAT32)
     assert ours.compute_output_shape((B, 3, D), (B, 4, 6)) == (B, 3, D)
 
 
@@ -101,7 +102,7 @@ def test_weights_sum_to_one_and_zero_on_masked_keys():
     ours, _ = _pair()
     _, scores = ours(_x(B, T, D), key_mask=KEY_MASK, use_causal_mask=True, return_attention_scores=True)
     scores = _np(scores)
-    np.testing.assert_allclose(scores.sum(-1), np.ones((B, H, T)), atol=1e-6)
+    np.testing.assert_allclose(scores.sum(-1), np.ones((B, H, T)), **FLOAT32)
     future = ~np.tril(np.ones((T, T), bool))
     assert np.all(scores[:, :, future] == 0.0)
     assert np.all(scores[1, :, :, 3:] == 0.0)
@@ -111,7 +112,7 @@ def test_weights_sum_to_one_and_zero_on_masked_keys():
     assert np.all(scores[allowed] > 0.0)
     _, padded_only = ours(_x(B, T, D), key_mask=KEY_MASK, return_attention_scores=True)
     padded_only = _np(padded_only)
-    np.testing.assert_allclose(padded_only.sum(-1), np.ones((B, H, T)), atol=1e-6)
+    np.testing.assert_allclose(padded_only.sum(-1), np.ones((B, H, T)), **FLOAT32)
     assert np.all(padded_only[1, :, :, 3:] == 0.0) and np.all(padded_only[0] > 0.0)
 
 
@@ -129,7 +130,7 @@ def test_future_tokens_do_not_change_earlier_outputs(impl, return_scores):
     changed[:, 3:] += 10.0 * _x(B, T - 3, D)
     before = _outputs(layer, x, return_scores, use_causal_mask=True)
     after = _outputs(layer, changed, return_scores, use_causal_mask=True)
-    np.testing.assert_allclose(after[:, :3], before[:, :3], atol=1e-6)
+    np.testing.assert_allclose(after[:, :3], before[:, :3], **FLOAT32)
     assert not np.allclose(after[:, 3:], before[:, 3:], atol=1e-3)  # the change does reach later positions
     # Without the causal mask, the future leaks into the past.
     assert not np.allclose(
@@ -146,8 +147,8 @@ def test_padding_tokens_do_not_change_real_outputs(impl, return_scores):
     changed[1, 3:] = 100.0 * _x(2, D)  # only sequence 2's padding positions change
     before = _outputs(layer, x, return_scores, key_mask=KEY_MASK)
     after = _outputs(layer, changed, return_scores, key_mask=KEY_MASK)
-    np.testing.assert_allclose(after[0], before[0], atol=1e-6)
-    np.testing.assert_allclose(after[1, :3], before[1, :3], atol=1e-5)
+    np.testing.assert_allclose(after[0], before[0], **FLOAT32)
+    np.testing.assert_allclose(after[1, :3], before[1, :3], **FLOAT32)
     leaked = _outputs(layer, changed, return_scores)[1, :3]  # without the key mask the padding leaks in
     assert not np.allclose(leaked, _outputs(layer, x, return_scores)[1, :3], atol=1e-3)
 
@@ -164,8 +165,8 @@ def test_the_key_mask_still_applies_with_the_causal_mask(impl, return_scores):
     changed[1, 1] = 100.0 * _x(D)  # only the masked key changes
     before = _outputs(layer, x, return_scores, key_mask=hole, use_causal_mask=True)
     after = _outputs(layer, changed, return_scores, key_mask=hole, use_causal_mask=True)
-    np.testing.assert_allclose(after[0], before[0], atol=1e-6)
-    np.testing.assert_allclose(after[1, 2:], before[1, 2:], atol=1e-5)  # the later queries do not see it
+    np.testing.assert_allclose(after[0], before[0], **FLOAT32)
+    np.testing.assert_allclose(after[1, 2:], before[1, 2:], **FLOAT32)  # the later queries do not see it
     causal_only = _outputs(layer, changed, return_scores, use_causal_mask=True)[1, 2:]
     assert not np.allclose(
         causal_only, _outputs(layer, x, return_scores, use_causal_mask=True)[1, 2:], atol=1e-3
@@ -195,8 +196,8 @@ def test_looped_equals_fused_after_copy(case):
     out, scores = fused(x, return_attention_scores=True, **CASES[case][0])
     looped_out, looped_scores = looped(x, return_attention_scores=True, **CASES[case][0])
     assert tuple(looped_scores.shape) == (B, H, T, T)
-    np.testing.assert_allclose(_np(looped_out), _np(out), atol=1e-5)
-    np.testing.assert_allclose(_np(looped_scores), _np(scores), atol=1e-5)
+    np.testing.assert_allclose(_np(looped_out), _np(out), **FLOAT32)
+    np.testing.assert_allclose(_np(looped_scores), _np(scores), **FLOAT32)
 
 
 def test_looped_cross_attention_equals_fused_after_copy():
@@ -207,8 +208,8 @@ def test_looped_cross_attention_equals_fused_after_copy():
     query, value = _x(B, 3, 12), _x(B, 4, 12)
     key_mask = np.array([[1, 1, 1, 1], [1, 1, 0, 0]], bool)
     out = _np(fused(query, value, key_mask=key_mask))
-    np.testing.assert_allclose(_np(looped(query, value, key_mask=key_mask)), out, atol=1e-5)
-    np.testing.assert_allclose(_np(ref(query, value, attention_mask=_pad_mask(key_mask, 3))), out, atol=1e-5)
+    np.testing.assert_allclose(_np(looped(query, value, key_mask=key_mask)), out, **FLOAT32)
+    np.testing.assert_allclose(_np(ref(query, value, attention_mask=_pad_mask(key_mask, 3))), out, **FLOAT32)
 
 
 def test_looped_copy_without_bias():
@@ -220,7 +221,7 @@ def test_looped_copy_without_bias():
     looped.copy_from(fused)
     x = _x(B, T, D)
     np.testing.assert_allclose(
-        _np(looped(x, use_causal_mask=True)), _np(fused(x, use_causal_mask=True)), atol=1e-5
+        _np(looped(x, use_causal_mask=True)), _np(fused(x, use_causal_mask=True)), **FLOAT32
     )
 
 
@@ -263,7 +264,7 @@ def test_config_round_trip(layer_cls):
     assert clone.get_config() == config
     clone.build((B, T, D))
     clone.set_weights(layer.get_weights())
-    np.testing.assert_allclose(_np(clone(x, key_mask=KEY_MASK, use_causal_mask=True)), _np(out), atol=1e-6)
+    np.testing.assert_allclose(_np(clone(x, key_mask=KEY_MASK, use_causal_mask=True)), _np(out), **FLOAT32)
 
 
 @pytest.mark.parametrize("impl", ["fused", "looped"])
@@ -282,7 +283,7 @@ def test_keras_save_load(tmp_path, impl):
     assert type(loaded.get_layer("mha")) is resolve("attention", impl)
     after = _np(loaded(inputs))
     assert after.shape == (B, T, D)
-    np.testing.assert_allclose(after, before, atol=1e-6)
+    np.testing.assert_allclose(after, before, **FLOAT32)
     for name in ("mha", "cross"):
         for a, b in zip(
             model.get_layer(name).get_weights(), loaded.get_layer(name).get_weights(), strict=True
@@ -328,11 +329,11 @@ def test_a_filled_cross_attention_cache_read_as_it_is_equals_call(impl):
         cache_update_index=0,
     )
     assert tuple(cache.shape) == (2, 2, 4, 5, 4)
-    np.testing.assert_allclose(ops.convert_to_numpy(filled), ops.convert_to_numpy(expected)[:, :1], atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(filled), ops.convert_to_numpy(expected)[:, :1], **FLOAT32)
     outputs, weights, unchanged = layer(query, key_mask=key_mask, return_attention_scores=True, cache=cache)
     np.testing.assert_array_equal(ops.convert_to_numpy(unchanged), ops.convert_to_numpy(cache))
-    np.testing.assert_allclose(ops.convert_to_numpy(outputs), ops.convert_to_numpy(expected), atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(outputs), ops.convert_to_numpy(expected), **FLOAT32)
     np.testing.assert_allclose(
-        ops.convert_to_numpy(weights), ops.convert_to_numpy(expected_weights), atol=1e-6
+        ops.convert_to_numpy(weights), ops.convert_to_numpy(expected_weights), **FLOAT32
     )
     assert np.all(ops.convert_to_numpy(weights)[0, :, :, 3:] == 0.0)

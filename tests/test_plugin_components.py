@@ -17,6 +17,7 @@ import tensorflow as tf
 from keras import ops
 
 from tests.conftest import TINY
+from tests.float_tolerance import FLOAT32
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.models import ModelConfig, Transformer
@@ -231,7 +232,7 @@ def test_the_toy_classes_keep_the_built_in_numbers_where_they_should():
     toy((source, target))
     plain((source, target))
     toy.set_weights([w.reshape(t.shape) for w, t in zip(plain.get_weights(), toy.get_weights(), strict=True)])
-    np.testing.assert_allclose(toy((source, target)).numpy(), plain((source, target)).numpy(), atol=1e-5)
+    np.testing.assert_allclose(toy((source, target)).numpy(), plain((source, target)).numpy(), **FLOAT32)
     np.testing.assert_array_equal(
         cached_greedy_decoder(toy, 6)(source).numpy(), cached_greedy_decoder(plain, 6)(source).numpy()
     )

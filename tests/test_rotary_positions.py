@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from tests.float_tolerance import FLOAT32
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
@@ -23,11 +24,11 @@ def test_rotation_keeps_lengths_and_turns_each_pair_by_position():
     x = RNG.normal(size=(2, 3, 5, 4)).astype("float32")
     rotated = _numpy(rotate(x, start_index=2))
     np.testing.assert_allclose(np.linalg.norm(rotated, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-5)
-    np.testing.assert_allclose(_numpy(rotate(x[:, :, :1], start_index=0)), x[:, :, :1], atol=1e-6)
+    np.testing.assert_allclose(_numpy(rotate(x[:, :, :1], start_index=0)), x[:, :, :1], **FLOAT32)
     angle = 3 * 100.0 ** (-2 / 4)  # pair 1 = features (1, 3) at position 3
     first, second = x[..., 1, 1], x[..., 1, 3]
     expected = first * np.cos(angle) - second * np.sin(angle)
-    np.testing.assert_allclose(rotated[..., 1, 1], expected, atol=1e-5)
+    np.testing.assert_allclose(rotated[..., 1, 1], expected, **FLOAT32)
 
 
 def test_scores_depend_only_on_relative_positions():
@@ -68,7 +69,7 @@ def test_rotary_attention_cached_step_by_step_equals_the_causal_call(attention):
         step, cache = layer(
             x[:, t : t + 1], key_mask=key_mask, use_causal_mask=True, cache=cache, cache_update_index=t
         )
-        np.testing.assert_allclose(_numpy(step)[:, 0], expected[:, t], atol=1e-5)
+        np.testing.assert_allclose(_numpy(step)[:, 0], expected[:, t], **FLOAT32)
     shifted = np.zeros((2, 2, 2, 8, 4), "float32")  # the same sequence written from position 3 on
     outputs, _ = layer(
         x,
@@ -77,7 +78,7 @@ def test_rotary_attention_cached_step_by_step_equals_the_causal_call(attention):
         cache_update_index=3,
         key_mask=np.pad(key_mask, ((0, 0), (3, 0))),
     )
-    np.testing.assert_allclose(_numpy(outputs), expected, atol=1e-5)
+    np.testing.assert_allclose(_numpy(outputs), expected, **FLOAT32)
 
 
 def test_rotary_layer_round_trips_inside_attention_config():

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from tests.float_tolerance import FLOAT32
 from tx_keras.config_check import ConfigError, check_config
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
@@ -54,16 +55,16 @@ def test_fused_qkv_attention_equals_separate_projections(cross):
         for layer in layers
     )
     for a, b in zip(separate, fused, strict=True):
-        np.testing.assert_allclose(ops.convert_to_numpy(a), ops.convert_to_numpy(b), atol=1e-5)
+        np.testing.assert_allclose(ops.convert_to_numpy(a), ops.convert_to_numpy(b), **FLOAT32)
     empty = np.zeros((2, 2, 2, 5, 4), "float32")  # a decoding cache: keys and values of every position
     caches = [layer(query, value, cache=empty, cache_update_index=0)[1] for layer in layers]
-    np.testing.assert_allclose(ops.convert_to_numpy(caches[0]), ops.convert_to_numpy(caches[1]), atol=1e-5)
+    np.testing.assert_allclose(ops.convert_to_numpy(caches[0]), ops.convert_to_numpy(caches[1]), **FLOAT32)
 
 
 def test_fused_qkv_transformer_keeps_logits_decoding_and_weight_layout():
     plain, fused = _pair(fused_qkv=True)
     assert [w.shape for w in plain.weights] == [w.shape for w in fused.weights]  # checkpoints interchange
-    np.testing.assert_allclose(plain(INPUTS).numpy(), fused(INPUTS).numpy(), atol=1e-5)
+    np.testing.assert_allclose(plain(INPUTS).numpy(), fused(INPUTS).numpy(), **FLOAT32)
     source = INPUTS[0]
     np.testing.assert_array_equal(
         cached_greedy_decoder(plain, 6)(source).numpy(), cached_greedy_decoder(fused, 6)(source).numpy()
@@ -98,7 +99,7 @@ def test_mixed_bfloat16_model_survives_a_keras_file_round_trip(tmp_path):
     model.save(tmp_path / "model.keras")
     loaded = keras.saving.load_model(tmp_path / "model.keras")
     assert loaded.dtype_policy.name == "mixed_bfloat16"
-    np.testing.assert_allclose(loaded(INPUTS).numpy(), model(INPUTS).numpy(), atol=1e-6)
+    np.testing.assert_allclose(loaded(INPUTS).numpy(), model(INPUTS).numpy(), **FLOAT32)
 
 
 def test_auto_precision_is_a_concrete_policy():
@@ -115,7 +116,7 @@ def test_xla_and_plain_training_steps_give_the_same_loss():
         model = Transformer(CONFIG, **SIZE)
         model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=MaskedCrossEntropy(), jit_compile=jit)
         losses.append([float(model.train_on_batch(INPUTS, labels)) for _ in range(3)])  # after 2 updates
-    np.testing.assert_allclose(losses[0], losses[1], atol=1e-5)
+    np.testing.assert_allclose(losses[0], losses[1], **FLOAT32)
 
 
 @pytest.mark.parametrize(
