@@ -55,9 +55,10 @@ def test_a_run_stopped_early_logs_the_epoch_it_ended_with(tmp_path, stopper):
         task.source_length,
         task.target_length - 1,
     )
-    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=MaskedCrossEntropy())
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=MaskedCrossEntropy(), jit_compile=False)
     source, target = task.splits["train"]
     model((source[:1], target[:1, :-1]))
+    model.optimizer.build(model.trainable_variables)  # as tx-train does: the step is traced once
     probes = Probes.from_task(task, 2)
     epochs = epochs_to_log("auto", EPOCHS)
     assert epochs == {1, EPOCHS}
