@@ -60,21 +60,25 @@ def get_json(url: str, body: dict | None = None):
 
 
 # The two runs both browser modules look at, as in a sweep folder: folder -> (model.num_heads, overrides).
-# Tiny and 3 epochs on the default data (as docs' `tx-train model=tiny trainer.epochs=3`): enough for the
-# attention to take shape, so the screenshots show more than uniform weights. 4 heads exports every head.
-# Early stopping stays on (its validation exact-match is a curve the board shows) but cannot end a run
-# before its 3 epochs: no target score, and a patience of 3.
+# Tiny and 3 epochs each on the default data (as docs' `tx-train model=tiny trainer.epochs=3`): enough for
+# the attention to take shape, so the screenshots show more than uniform weights. 4 heads exports every
+# head; its early stopping (validation exact-match, a curve the board shows) cannot end it before its 3
+# epochs: no target score, and a patience of 3. heads_1 is a run stopped early: configured for 30 epochs
+# (so logging.attention_maps=auto logs the first and the last), it stops after its third (no improvement
+# of the loss by 1000, patience 2), as a run ended by its time budget would, and must log that epoch.
 SWEEP = {
-    "heads_4": (4, ["export.attention=heads"]),
-    "heads_1": (1, []),
+    "heads_4": (4, ["export.attention=heads", "trainer.epochs=3", "trainer.early_stopping.patience=3"]),
+    "heads_1": (
+        1,
+        [
+            "trainer.epochs=30",
+            "trainer.early_stopping.monitor=loss",
+            "trainer.early_stopping.min_delta=1000",
+            "trainer.early_stopping.patience=2",
+        ],
+    ),
 }
-SWEEP_TRAIN = [
-    "model=tiny",
-    "trainer.epochs=3",
-    "trainer.early_stopping.patience=3",
-    "trainer.early_stopping.stop_at=null",
-    "logging.verbose=0",
-]
+SWEEP_TRAIN = ["model=tiny", "trainer.early_stopping.stop_at=null", "logging.verbose=0"]
 
 
 def train_sweep(root: Path) -> Path:

@@ -3,21 +3,23 @@ within a block, parameter parity, MFU a share of the matched peak, real tokens c
 decoding exactly what the cached decoder decodes."""
 
 import dataclasses
+import itertools
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from tx_keras.benchmark import peers
+from tx_keras.benchmark import decoding_speed, flops, peers
 from tx_keras.benchmark.flops import PeakExceeded, forward_flops, training_flops, utilisation
 from tx_keras.benchmark.matmul_share import forward_products, products_flops
-from tx_keras.benchmark.real_path import epoch_tokens, generated_corpus
+from tx_keras.benchmark.real_path import QUICK_REAL_PATH, epoch_tokens, generated_corpus
 from tx_keras.benchmark.report import render
 from tx_keras.benchmark.size import BenchSize
-from tx_keras.benchmark.suite import ParityError, check_parity
+from tx_keras.benchmark.suite import ParityError, check_parity, left_out_peers
 from tx_keras.benchmark.throughput import padding_share, real_tokens
 from tx_keras.cli.bench import QUICK_SIZE, main
 from tx_keras.data import Vocabulary, make_dataset
@@ -59,12 +61,28 @@ def test_parity_refuses_counts_more_than_two_percent_apart():
         check_parity({"ours": 1000, "keras_mha": 1000, "keras_hub": 1021})
 
 
-def test_peers_hold_exactly_our_parameters():
+@pytest.mark.parametrize("peer", ["keras_mha", "keras_hub"])
+def test_peers_hold_exactly_our_parameters(peer):
+    if peer == "keras_hub":  # CI has no KerasHub: the skip says so (-rs), as tx-bench's table does
+        pytest.importorskip("keras_hub", reason="KerasHub is not installed (pip install -e '.[bench]')")
     size = dataclasses.replace(QUICK_SIZE, vocab=37)
-    counts = {build.__name__: build(size).count_params() for build in (peers.ours, peers.keras_mha)}
+    assert getattr(peers, peer)(size).count_params() == peers.ours(size).count_params()
+
+
+def test_table_says_which_peer_it_left_out_and_why(quick_report, monkeypatch):
+    table = render(quick_report).splitlines()
     if peers.keras_hub_installed():
-        counts["keras_hub"] = peers.keras_hub(size).count_params()
-    assert len(set(counts.values())) == 1, counts
+        assert "keras_hub" in quick_report["parameters"] and quick_report["left_out"] == {}
+    else:
+        assert "keras_hub" not in quick_report["parameters"]
+        assert (
+            "left out: KerasHub Transformer{En,De}coder: not installed (pip install -e '.[bench]' adds it)"
+            in (table)
+        )
+    monkeypatch.setattr(peers, "keras_hub_installed", lambda: False)  # both ways on any machine
+    assert left_out_peers() == {"keras_hub": "not installed (pip install -e '.[bench]' adds it)"}
+    monkeypatch.setattr(peers, "keras_hub_installed", lambda: True)
+    assert left_out_peers() == {}
 
 
 def test_bench_refuses_a_peer_of_another_size(monkeypatch, capsys):
@@ -193,17 +211,70 @@ def test_table_names_the_onednn_state_and_each_blocks_matmul_share(quick_report)
 def test_quick_bench_real_path_row(quick_report):
     row = quick_report["real_path"]
     assert row["preset"] == "tatoeba_small" and row["batching"] == "bucket" and row["steps"] > 1
-    assert row["steps_per_minute"] == pytest.approx(60 * row["steps"] / row["epoch_s"])
-    assert row["tokens_per_s"] == pytest.approx(row["positions_per_s"] * (1 - row["padding_share"]))
+    assert row["pairs"] == QUICK_REAL_PATH.pairs and row["batch_tokens"] == QUICK_REAL_PATH.batch_tokens
+    # the timed epoch trains every pair once: its real tokens, counted here from the corpus itself, are
+    # the source words plus the target tokens after SOS (the labels), whatever the batching
+    source, target = generated_corpus(QUICK_REAL_PATH.pairs, QUICK_REAL_PATH.vocab, seed=0)
+    real = np.count_nonzero(source) + np.count_nonzero(target[:, 1:])
+    assert row["tokens_per_s"] * row["epoch_s"] == pytest.approx(real)
+    positions = row["positions_per_s"] * row["epoch_s"]
+    # every batch pads to a bucket width at most ~25 % above its rows (and 4 at the least)
+    assert real < positions <= 1.25 * source.size + 1.25 * target[:, 1:].size
+    assert row["steps_per_minute"] * row["epoch_s"] == pytest.approx(60 * row["steps"])
     assert 0 < row["padding_share"] < 0.5  # bucketing keeps a batch close to its longest pair
-    assert 0 <= row["kernel_share"] < 1 and row["tokens_per_s"] > 0
+    assert 0 <= row["kernel_share"] < 1
+
+
+class _Clock:
+    """perf_counter for code under test: moves only when a fake decoder runs."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+def test_decoding_rates_are_tokens_over_the_median_call(monkeypatch):
+    """Three timed calls of each decoder taking the seconds below: rates worked out by hand."""
+    clock = _Clock()
+    seconds = {"prefix": [100.0, 0.30, 0.20, 0.25], "cached": [100.0, 0.05, 0.10, 0.04]}  # warm-up first
+
+    def fake(name):
+        def build(model, outputs):
+            def decode(source):
+                clock.now += seconds[name].pop(0)
+                return source
+
+            return decode
+
+        return build
+
+    monkeypatch.setattr(decoding_speed, "time", clock)
+    monkeypatch.setattr(decoding_speed, "greedy_decoder", fake("prefix"))
+    monkeypatch.setattr(decoding_speed, "cached_greedy_decoder", fake("cached"))
+    rates = decoding_speed.decoding_rates(None, QUICK_SIZE, outputs=4, repeats=3)
+    tokens = 8 * 4  # QUICK_SIZE.batch sentences x 4 output tokens
+    assert rates["prefix"] == pytest.approx(tokens / 0.25)  # 128 tokens/s
+    assert rates["cached"] == pytest.approx(tokens / 0.05)  # 640 tokens/s
+    assert rates["speedup"] == pytest.approx(6.0)  # median of the paired ratios 6, 2, 6.25
+    assert seconds == {"prefix": [], "cached": []}
+
+
+def test_matmul_peak_counts_two_flops_per_multiply_add(monkeypatch):
+    """With every timed call taking one (fake) second, the peak is the FLOPs of the faster graph: two
+    chains of four 4x4 @ 4x4 products, each 4 x 4 outputs of 4 multiply-adds: 8 x 2 x 64 = 1024."""
+    ticks = itertools.count()  # perf_counter: 0, 1, 2, ... so each timed call lasts one second
+    monkeypatch.setattr(flops, "time", SimpleNamespace(perf_counter=lambda: float(next(ticks))))
+    assert flops.matmul_peak("float32", n=4, repeats=2) == 1024.0
+    assert next(ticks) == 2 * 2 * 2  # two graphs, two repeats, start and end
 
 
 def test_quick_bench_decoding(quick_report):
     for outputs in ("4", "8"):
         rates = quick_report["decoding"][outputs]
-        assert rates["cached"] > 0 and rates["prefix"] > 0
-        assert rates["speedup"] > 0
+        # one timed call each in a quick run: what they are made of is checked on a fake clock above
+        assert rates["cached"] > 0 and rates["prefix"] > 0 and rates["speedup"] > 0
     assert quick_report["decoding"]["saved_model_8"] > 0
     assert quick_report["machine"]["cores"] >= 1 and quick_report["machine"]["date"].endswith("UTC")
     # --onednn sets TensorFlow's switch before it starts, and the run reads the state back from TensorFlow

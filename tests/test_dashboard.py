@@ -8,6 +8,8 @@ import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 from tensorboard.plugins.hparams import plugin_data_pb2
 
+from tx_keras.data.translation import translate
+from tx_keras.explorer.metadata import ProbeAttention
 from tx_keras.training.callbacks.attention_maps import epochs_to_log
 
 
@@ -41,10 +43,18 @@ def test_attention_images_for_every_layer_and_kind_at_every_epoch(run_dir):
 
 
 def test_translation_samples_table(run_dir):
-    (record,) = _events(run_dir).Tensors("samples/translations")[-1:]
-    table = tf.make_ndarray(record.tensor_proto).item().decode()
-    lines = table.splitlines()
-    assert lines[0] == "| source | reference | model output |" and len(lines) == 4
+    """Each epoch, one row per probe: the probe's sentence, its reference translation, the model's own."""
+    events = _events(run_dir)
+    records = events.Tensors("samples/translations")
+    assert [record.step for record in records] == [1, 2]
+    lines = tf.make_ndarray(records[-1].tensor_proto).item().decode().splitlines()
+    assert lines[:2] == ["| source | reference | model output |", "|---|---|---|"] and len(lines) == 4
+    for probe, line in enumerate(lines[2:]):
+        source, reference, output = (cell.strip() for cell in line.strip("| ").split(" | "))
+        assert translate(source) == reference  # a sentence of the grammar and its French
+        metadata = events.SummaryMetadata(f"attention_explorer/probe_{probe + 1}/cross")
+        assert ProbeAttention.from_content(metadata.plugin_data.content).source == source  # the tab's
+        assert output and not {"<pad>", "<sos>", "<eos>"} & set(output.split())  # decoded words only
 
 
 def test_diagnostics_are_finite_with_positive_gradient_norms(run_dir):

@@ -114,9 +114,29 @@ def test_translation_splits_shapes_and_framing(translation):
             assert (rows[~after] != Vocabulary.PAD).all()
 
 
+@pytest.mark.parametrize(
+    ("english", "french"),
+    [
+        ("jane visits africa in september", "jane visite l' afrique en septembre"),  # elided article
+        ("tom never likes japan", "tom n' aime jamais le japon"),  # n' before a vowel, ne ... jamais
+        ("marie never sees the grey schools", "marie ne voit jamais les écoles grises"),
+        ("the cow often sees the white house", "la vache voit souvent la maison blanche"),  # gender
+        ("jane and paul buy the red cars with tom", "jane et paul achètent les voitures rouges avec tom"),
+        (
+            "the birds sometimes like the green apple in august",
+            "les oiseaux aiment parfois la pomme verte en août",
+        ),
+        ("paul and marie always visit brazil", "paul et marie visitent toujours le brésil"),
+    ],
+)
+def test_translation_grammar_reference(english, french):
+    """Written out by hand: agreement, adjective order, elision, negation and adverb placement."""
+    assert translate(english) == french
+
+
 def test_translation_samples_match_reference_and_use_whole_vocabulary(translation):
     pairs = translation.texts("train")
-    for english, french in pairs[:300]:
+    for english, french in pairs[:300]:  # each sample is a sentence of the grammar, paired as it reads
         assert translate(english) == french
     lengths = [len(english.split()) for english, _ in pairs]
     assert min(lengths) == 3 and max(lengths) == translation.source_length - 1

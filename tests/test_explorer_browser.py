@@ -6,6 +6,7 @@ docs/explorer.md shows), so an ordinary test run leaves the tracked files alone.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -203,6 +204,29 @@ def test_own_sentence_is_translated_with_its_cross_attention(page, board):
     for head, query, weight, _ in shown:
         assert weight == expected["weights"][0][head][query][1]
     _screenshot(frame.locator("section.typed"), "own_sentence")
+
+
+def test_a_run_stopped_early_served_alone_shows_its_last_epoch_under_its_folder_name(page, logdir):
+    """`tx-board heads_1`: TensorBoard calls that run `.`; the menu names it after its folder. It stopped
+    after epoch 3 of the 30 configured, and the tab opens on that epoch, the model as trained."""
+    assert json.loads((logdir / "heads_1" / "summary.json").read_text())["epochs"] == 3
+    assert sorted(_logged(logdir / "heads_1", "attention_explorer/probe_1/cross")) == [0, 1, 3]
+    with _serving(logdir / "heads_1", {"."}) as (url, listing):
+        frame = _open(page, url)
+        menu = frame.locator("select[data-control=run] option")
+        sync_api.expect(menu).to_have_text(["heads_1"])
+        sync_api.expect(frame.locator("section.panel .run-name")).to_have_text("heads_1")
+        sync_api.expect(frame.locator("section.panel .meta")).to_contain_text(
+            "epoch 3 ·", timeout=UI_TIMEOUT_MS
+        )
+        slider = frame.locator("input.epoch-slider")
+        slider.focus()
+        page.keyboard.press("Home")
+        page.keyboard.press("ArrowRight")  # the slider steps through the logged epochs: before, 1, 3
+        sync_api.expect(frame.locator(".epoch-label")).to_have_text("epoch 1 of 3")
+        page.keyboard.press("End")
+        sync_api.expect(frame.locator(".epoch-label")).to_have_text("epoch 3 of 3")
+        _screenshot(page, "stopped_run_alone", docs=False)
 
 
 def test_old_runs_and_a_run_deleted_while_open_give_clear_states(page, logdir, tmp_path):

@@ -18,7 +18,7 @@ from werkzeug.test import Client
 
 from tx_keras.explorer.metadata import KINDS, PLUGIN_NAME, ProbeAttention
 from tx_keras.explorer.plugin import AttentionExplorerLoader
-from tx_keras.explorer.run_folders import run_folder, saved_model
+from tx_keras.explorer.run_folders import run_folder, run_label, saved_model
 from tx_keras.explorer.summary import write_attention
 from tx_keras.explorer.typed_sentence import MAX_CHARACTERS
 
@@ -110,6 +110,19 @@ def test_runs_lists_probes_kinds_and_every_step_and_skips_old_data(board):
     assert run["steps"] == [1, 2, 4]
     assert run["probes"] == [{"probe": 0, "source": "the cat", "reference": "le chat", "kinds": list(KINDS)}]
     assert body["translatable"] == [] and body["max_characters"] == MAX_CHARACTERS
+    assert body["labels"] == {"0_heads=3": "0_heads=3"}  # in a sweep folder, runs are their folders
+
+
+def test_a_run_folder_served_alone_is_named_after_its_folder(tmp_path):
+    """`tx-board RUN_FOLDER`: TensorBoard calls the logdir's own run `.`; the run menus show its name."""
+    _write_run(tmp_path / "tatoeba_small", steps=[1])
+    client, _, _ = _board(tmp_path / "tatoeba_small")
+    body = _json(client.get(f"{PREFIX}/runs"))
+    (run,) = body["runs"]
+    assert run["run"] == "." and run["folder"] == "."  # what the routes are asked with stays TensorBoard's
+    assert body["labels"] == {".": "tatoeba_small"}
+    assert run_label(tmp_path / "tatoeba_small", ".") == "tatoeba_small"
+    assert run_label(tmp_path, "tatoeba_small/attention") == "tatoeba_small/attention"
 
 
 @pytest.mark.parametrize("kind", KINDS)

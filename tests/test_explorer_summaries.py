@@ -6,8 +6,15 @@ import logging
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 
+from tx_keras.data.task import SPLITS, Task, pad_rows
+from tx_keras.data.text_format import TextFormat
+from tx_keras.data.text_normalization import normalize_text
+from tx_keras.data.text_tokenizer import TextTokenizer
+from tx_keras.data.vocabulary import Vocabulary
+from tx_keras.data.vocabulary_learning import learn_vocabulary
 from tx_keras.explorer.metadata import KINDS, PLUGIN_NAME, ProbeAttention
 from tx_keras.explorer.summary import probes_within
 from tx_keras.training.callbacks.attention_maps import AttentionMaps
@@ -23,6 +30,7 @@ def _probes() -> Probes:
         decoder_input=np.zeros((2, 7), np.int32),
         source_tokens=[["a", "b", "<eos>"], ["a", "b", "c", "d", "<eos>"]],
         target_tokens=[["<sos>", "x", "y", "z"], ["<sos>", "x"]],
+        sources=["a b", "a b c d"],
         references=["x y z", "x"],
     )
 
@@ -57,6 +65,38 @@ def test_records_hold_every_layer_and_head_cut_to_the_real_tokens():
         5,
     )
     assert by_key[(1, "decoder_self")][1].shape == (LAYERS, HEADS, 2, 2)
+
+
+def _text_task(sentences: list[str]) -> Task:
+    """A real-text task as parallel_text builds one: WordPiece ids of the sentences (both sides, every
+    split), from a vocabulary learned on a corpus where `motion` is too rare to be one piece."""
+    text_format = TextFormat("wordpiece")
+    corpus = [normalize_text(text) for text in sentences] + ["are you in favor of this moment ?"] * 20
+    vocabulary = learn_vocabulary(corpus, text_format, 60)
+    rows = TextTokenizer(vocabulary, text_format).tokenize(tf.constant(sentences)).to_list()
+    width = max(map(len, rows)) + 2
+    source = pad_rows([[*row, Vocabulary.EOS] for row in rows], width)
+    target = pad_rows([[Vocabulary.SOS, *row, Vocabulary.EOS] for row in rows], width)
+    splits = {split: (source, target) for split in SPLITS}
+    return Task("text", vocabulary, vocabulary, splits, text_format, text_format)
+
+
+def test_probe_source_is_the_sentence_while_the_axes_keep_the_pieces():
+    sentences = ["Are you in favor of this motion?", "I'm in favor."]
+    probes = Probes.from_task(_text_task(sentences), 2)
+    assert "##" in " ".join(probes.source_tokens[0])  # the head view's labels: WordPiece pieces
+    assert probes.sources == sentences
+    records = AttentionMaps(None, probes, {1})._explorer_records(_attention_for(probes))
+    assert {record.source for record, _ in records} == set(sentences)
+    cross = next(record for record, _ in records if record.probe == 0 and record.kind == "cross")
+    assert cross.keys == probes.source_tokens[0]  # pieces, EOS included
+
+
+def _attention_for(probes: Probes) -> dict[str, np.ndarray]:
+    """Uniform attention of one layer shaped for `probes` (B, heads, queries, keys)."""
+    rows, source, target = len(probes), probes.source.shape[1], probes.decoder_input.shape[1]
+    shapes = {"encoder_self": (source, source), "decoder_self": (target, target), "cross": (target, source)}
+    return {f"{kind}/layer_1": np.full((rows, HEADS, *shapes[kind]), 0.1, np.float32) for kind in KINDS}
 
 
 def test_the_size_cap_leaves_out_the_probes_past_it_with_a_warning(caplog):

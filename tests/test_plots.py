@@ -32,15 +32,23 @@ def test_default_model_maps_fit_a_tensorboard_image_card():
     assert image.shape[1] <= 400, image.shape
 
 
-def test_token_labels_fall_back_to_installed_fonts_for_other_scripts(monkeypatch):
-    from types import SimpleNamespace
+def test_token_labels_fall_back_glyph_by_glyph_to_an_installed_font(monkeypatch):
+    """A token whose glyphs DejaVu Sans lacks is drawn from a fallback font, not as empty boxes.
 
+    Checked with fonts matplotlib ships, so on every machine: DejaVu Sans Mono has the arc signs
+    U+2312..U+2314, DejaVu Sans does not."""
     from tx_keras.plots import attention_grid
 
-    fonts = [SimpleNamespace(name="DejaVu Sans"), SimpleNamespace(name="Noto Sans CJK JP")]
-    monkeypatch.setattr(attention_grid.font_manager.fontManager, "ttflist", fonts)
-    attention_grid._token_fonts.cache_clear()
+    def image(tokens: list[str], fallbacks: tuple[str, ...]) -> np.ndarray:
+        monkeypatch.setattr(attention_grid, "_FALLBACK_FONTS", fallbacks)
+        attention_grid._token_fonts.cache_clear()
+        return attention_grid_image(_weights(1, 3, 3), tokens, tokens, "t")
+
     try:
-        assert attention_grid._token_fonts() == ["DejaVu Sans", "Noto Sans CJK JP"]  # only what is installed
+        latin = [image(list("abc"), fallbacks) for fallbacks in ((), ("DejaVu Sans Mono",))]
+        arcs = [image(list("\u2312\u2313\u2314"), fallbacks) for fallbacks in ((), ("DejaVu Sans Mono",))]
+        assert attention_grid._token_fonts() == ["DejaVu Sans", "DejaVu Sans Mono"]
     finally:
         attention_grid._token_fonts.cache_clear()
+    np.testing.assert_array_equal(*latin)  # glyphs DejaVu Sans has are drawn with it either way
+    assert not np.array_equal(*arcs)  # the others come from the fallback: the labels' pixels change

@@ -29,6 +29,7 @@ def _header(results: dict) -> list[str]:
         "parameters: "
         + ", ".join(f"{name} {count:,}" for name, count in results["parameters"].items())
         + " (parity within 2 % checked)",
+        *(f"left out: {NAMES[name]}: {why}" for name, why in results["left_out"].items()),
         "matmul peak: "
         + ", ".join(
             f"{dtype} {flops / 1e9:.1f} GFLOP/s" for dtype, flops in results["peak_flops_per_s"].items()

@@ -89,6 +89,14 @@ def _builders(size: BenchSize, fused_qkv: bool) -> dict[str, Callable[[], keras.
     return builders
 
 
+def left_out_peers() -> dict[str, str]:
+    """Peers this run cannot race, with why: a table without its KerasHub column must say so, or it
+    reads as if KerasHub had been measured and dropped."""
+    if peers.keras_hub_installed():
+        return {}
+    return {"keras_hub": "not installed (pip install -e '.[bench]' adds it)"}
+
+
 def parameter_counts(builders: dict[str, Callable[[], keras.Model]]) -> dict[str, int]:
     keras.backend.clear_session()
     counts = {name: int(build().count_params()) for name, build in builders.items()}
@@ -206,6 +214,7 @@ def run_benchmark(
         "timing": asdict(timing),
         "fused_qkv": fused_qkv,
         "parameters": parameters,
+        "left_out": left_out_peers(),
         "peak_flops_per_s": peaks,
         "blocks": blocks,
     }

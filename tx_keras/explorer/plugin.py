@@ -19,7 +19,7 @@ from tensorboard.plugins import base_plugin
 from werkzeug import Request, Response
 
 from tx_keras.explorer.metadata import KINDS, PLUGIN_NAME, ProbeAttention, tag_for
-from tx_keras.explorer.run_folders import run_folder, saved_model
+from tx_keras.explorer.run_folders import run_folder, run_label, saved_model
 from tx_keras.explorer.translators import Translators
 from tx_keras.explorer.typed_sentence import MAX_CHARACTERS, SentenceError, check_sentence
 
@@ -174,7 +174,16 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
         for gone in set(self._steps_cache) - listed:  # deleted runs: the cache stays as small as the list
             self._steps_cache.pop(gone, None)
         translatable = sorted(self._translatable(request))
-        return _json(request, {"runs": runs, "translatable": translatable, "max_characters": MAX_CHARACTERS})
+        names = {run["run"] for run in runs} | set(translatable)
+        labels = {name: self._label(name) for name in sorted(names)}
+        return _json(
+            request,
+            {"runs": runs, "translatable": translatable, "labels": labels, "max_characters": MAX_CHARACTERS},
+        )
+
+    def _label(self, name: str) -> str:
+        """The run menus' name for a run or run folder (`.` is the logdir's own folder: named after it)."""
+        return run_label(self._logdir, name) if self._logdir is not None else name
 
     @Request.application
     def _serve_attention(self, request: Request) -> Response:

@@ -26,6 +26,13 @@ def run_folder(logdir: Path, run: str) -> Path | None:
         folder = folder.parent
 
 
+def run_label(logdir: Path, name: str) -> str:
+    """What the run menus show for TensorBoard run or run folder `name`: the name itself, except for the
+    logdir's own folder, which TensorBoard calls `.` (`tx-board RUN_FOLDER`): that one is called after
+    the folder, as it is when the logdir is the sweep or outputs folder above it."""
+    return logdir.resolve().name if name in (".", "") else name
+
+
 def saved_model(folder: Path) -> Path | None:
     """The run's SavedModel: summary.json's `export` path (only inside `folder`: a summary.json must not
     point the server at any SavedModel on the disk), else the default `export/saved_model`; None when the

@@ -156,9 +156,15 @@ function select(label, options, value, onChange, attributes = {}) {
   return el('label', {class: 'control'}, [el('span', {class: 'label', text: label}), node]);
 }
 
+// A run's name in the menus: TensorBoard calls the logdir's own folder `.` (tx-board RUN_FOLDER); the
+// server names it after the folder.
+function label(name) {
+  return (state.listing.labels || {})[name] || name || '.';
+}
+
 function controls() {
   const run = currentRun();
-  const runs = state.listing.runs.map((r) => [r.run, r.run]);
+  const runs = state.listing.runs.map((r) => [r.run, label(r.run)]);
   const probe = run.probes.find((p) => p.probe === state.probe) || run.probes[0];
   const main = state.panels[state.run]?.record;
   const layers = main ? main.weights.length : 1;
@@ -254,7 +260,7 @@ function resetFocus() {
 
 function panel(name) {
   const panelState = state.panels[name];
-  const header = el('div', {class: 'panel-title'}, [el('span', {class: 'run-name', text: name})]);
+  const header = el('div', {class: 'panel-title'}, [el('span', {class: 'run-name', text: label(name)})]);
   if (!panelState || panelState.error) {
     return el('section', {class: 'panel', 'data-run': name}, [
       header,
@@ -347,7 +353,7 @@ function typedSection() {
   });
   section.append(
     el('div', {class: 'controls'}, [
-      select('Run', listing.translatable.map((name) => [name, name || '.']), folder, (value) => {
+      select('Run', listing.translatable.map((name) => [name, label(name)]), folder, (value) => {
         runChoice = value;
         state.typed = {...(state.typed || {}), run: value};
       }, {'data-control': 'typed-run'}),
@@ -366,7 +372,7 @@ function typedResult(typed) {
   const redraw = () => draw();
   const parts = [
     el('div', {class: 'translation'}, [
-      el('span', {class: 'label', text: `${typed.run || '.'} translates`}),
+      el('span', {class: 'label', text: `${label(typed.run)} translates`}),
       el('q', {text: typed.text}),
       el('span', {class: 'label', text: 'as'}),
       el('q', {class: 'translation-text', text: record.translation}),

@@ -13,6 +13,7 @@ import tensorflow as tf
 from tx_keras.explorer.metadata import KINDS, ProbeAttention
 from tx_keras.explorer.summary import BYTES_PER_WEIGHT, probes_within, stack_layers, write_attention
 from tx_keras.plots import attention_grid_image
+from tx_keras.training.callbacks.logged_epochs import LoggedEpochs
 from tx_keras.training.callbacks.probes import Probes
 from tx_keras.training.callbacks.summary_callback import SummaryCallback
 
@@ -28,7 +29,9 @@ def epochs_to_log(mode: str, epochs: int) -> set[int]:
     """Completed-epoch counts at which to draw: `every`, `first_last`, `off`, or `auto`.
 
     `auto` is every epoch for runs of up to 20 epochs, else the first and the last, so the Images
-    tab's step slider shows how attention forms without a long run drowning in images.
+    tab's step slider shows how attention forms without a long run drowning in images. The last is
+    `epochs`, the configured upper bound: a run that ends sooner logs its own last epoch as it ends
+    (LoggedEpochs).
     """
     if mode == "auto":
         mode = "every" if epochs <= 20 else "first_last"
@@ -52,7 +55,8 @@ class AttentionMaps(SummaryCallback):
     stay under `tensors_mb`: probes past the cap are left out (a warning says so); 0 writes none.
 
     Decoder rows are labelled with the decoder's (teacher-forced) input words: SOS, then the reference.
-    The step is the number of completed epochs (the raw weights also at 0, before training). The weights
+    The step is the number of completed epochs (the raw weights also at 0, before training); the epoch
+    training ends with is logged too, whether the run was stopped early or not. The weights
     are taken in the training thread (one small forward pass); drawing and writing happen in a background
     thread, so training goes on meanwhile.
     """
@@ -60,6 +64,7 @@ class AttentionMaps(SummaryCallback):
     def __init__(self, log_dir: Path, probes: Probes, epochs: set[int], tensors_mb: float = 1.0):
         super().__init__(log_dir)
         self.probes, self.epochs = probes, epochs
+        self.logged = LoggedEpochs(epochs)
         self.tensors_bytes = int(tensors_mb * 2**20)
         self._warned = False
         self._painter: ThreadPoolExecutor | None = None
@@ -72,7 +77,7 @@ class AttentionMaps(SummaryCallback):
             self.log(0, images=False)
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
-        if epoch + 1 in self.epochs:
+        if self.logged.epoch_ended(epoch):
             self.log(epoch + 1)
 
     def log(self, step: int, images: bool = True) -> None:
@@ -114,7 +119,7 @@ class AttentionMaps(SummaryCallback):
                     kind=kind,
                     queries=source if kind == "encoder_self" else target,
                     keys=target if kind == "decoder_self" else source,
-                    source=" ".join(token for token in source if token != "<eos>"),
+                    source=self.probes.sources[i],
                     reference=self.probes.references[i],
                 )
                 cropped = weights[:, :, : len(record.queries), : len(record.keys)]
@@ -146,7 +151,11 @@ class AttentionMaps(SummaryCallback):
         return _stack(images)
 
     def on_train_end(self, logs: dict | None = None) -> None:
-        """Wait for the last images (and surface any drawing error) before the writer closes."""
+        """Log the epoch training ended with if it was not chosen (a time budget or early stopping ended
+        the run), then wait for the last images (and surface any drawing error) before the writer closes."""
+        last = self.logged.training_ended()
+        if last is not None:
+            self.log(last)
         if self._painter is not None:
             self._painter.shutdown(wait=True)
             self._painter = None
