@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from tensorboard.backend.event_processing import event_accumulator
 
-from tx_keras.explorer.metadata import KINDS, PLUGIN_NAME, ProbeAttention
-from tx_keras.explorer.summary import probes_within
+from tx_keras.run_folder.attention_format import KINDS, PLUGIN_NAME, ProbeAttention
+from tx_keras.run_folder.attention_summaries import probes_within
 from tx_keras.training.callbacks.attention_maps import AttentionMaps
 from tx_keras.training.callbacks.probes import Probes
 

@@ -1,7 +1,10 @@
-"""tx_keras: a Keras experiment suite that makes the Transformer lecture tangible."""
+"""tx_keras: a Keras experiment suite that makes the Transformer lecture tangible.
 
-from tx_keras.runtime.allocator import configure_allocator
+Importing it (or any of its modules) changes nothing in the host process: TensorBoard imports the
+Attention plugin, notebooks import the layers. What a command needs process-wide (the allocator, a quiet
+TensorFlow start) its entry point sets up (tx_keras/cli, tx_keras/runtime).
+"""
 
-configure_allocator()  # first, before TensorFlow allocates: every entry point, sweep worker and test gets it
+from importlib.metadata import version
 
-__version__ = "0.1.0"
+__version__ = version("tx_keras")
