@@ -19,3 +19,12 @@ def test_importing_the_library_leaves_glibc_malloc_as_it_was():
     faults, applied = probe(setup, 48 << 20, None, after="print(allocator.applied())")[-2:]
     assert applied == "allocator: the system's as it is (not configured in this process)"
     assert int(faults) > 9 * (48 << 20) // 4096 // 2, faults  # every round faults its pages in again
+
+
+@pytest.mark.skipif(_glibc_mallopt() is None, reason="needs glibc")
+def test_tx_train_sets_the_allocator_up_itself(tiny_run):
+    """What importing no longer does, the command does: the run's train.log says tx-train applied it."""
+    result, run_dir = tiny_run
+    assert result.returncode == 0, result.stderr[-2000:]
+    log = (run_dir / "train.log").read_text()
+    assert "tx_keras.runtime: allocator: glibc malloc, one arena, mmap and trimming off" in log
