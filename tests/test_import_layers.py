@@ -133,6 +133,18 @@ def test_the_walk_finds_a_back_edge(path: str, source: str, expected: str):
     assert expected in edge, edge
 
 
+def test_only_the_job_imports_the_run_orchestrator():
+    """training/run.py imports every package below the commands: a module that needs one of its pieces
+    (tx-bench's real path needed compile_model) imports that piece's own module instead."""
+    importers = {
+        _module_name(path)
+        for path, source in _sources().items()
+        for name, _ in imported_names(source, _module_name(path), path.name == "__init__.py")
+        if name == "tx_keras.training.run" or name.startswith("tx_keras.training.run.")
+    }
+    assert importers == {"tx_keras.training.job"}
+
+
 def test_the_walk_allows_imports_downwards_and_within_a_level():
     sources = {
         ROOT / "tx_keras/models/x.py": "from tx_keras.layers import AddNorm\nimport tx_keras.components\n",
