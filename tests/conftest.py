@@ -6,6 +6,11 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from tx_keras.runtime.allocator import configure_allocator  # noqa: E402
+
+# The tests train in this process as tx-train does in its own: the same allocator, set up before TensorFlow.
+configure_allocator()
+
 import keras  # noqa: E402
 import pytest  # noqa: E402
 

@@ -7,7 +7,7 @@ from keras import ops
 
 from tests.float_tolerance import FLOAT32
 from tx_keras.layers import AddNorm
-from tx_keras.models.model_config import NORM_MODES
+from tx_keras.norm_placement import NORM_MODES
 
 EPS = 1e-6
 RNG = np.random.default_rng(0)
@@ -151,7 +151,7 @@ def test_two_step_use_without_explicit_build(norm):
 
 
 def test_a_users_norm_class_replaces_layer_norm_by_import_path():
-    """norm_impl names the norm class (models/components.py): here an RMS norm, no centring."""
+    """norm_impl names the norm class (components.py): here an RMS norm, no centring."""
     layer = AddNorm(residual=False, norm="post", norm_impl="tests.test_plugin_components.ToyRMSNorm")
     x = _x(2, 3, 6)
     y = ops.convert_to_numpy(layer(np.zeros_like(x), x))

@@ -1,5 +1,6 @@
-"""The allocator setting: applied on `import tx_keras`, switchable by TX_KERAS_ALLOCATOR, and it removes the
-page faults of freeing and reallocating large buffers (the kernel-time tax of training steps)."""
+"""The allocator setting: applied by `configure_allocator()` (the commands call it before TensorFlow starts;
+importing tx_keras does not: test_import_side_effects.py), switchable by TX_KERAS_ALLOCATOR, and it removes
+the page faults of freeing and reallocating large buffers (the kernel-time tax of training steps)."""
 
 import os
 import subprocess
@@ -12,10 +13,10 @@ from tx_keras.runtime.allocator import _glibc_mallopt
 
 
 def _probe(choice: str | None, size: int = 48 << 20, in_thread: bool = False) -> tuple[int, str]:
-    """Faults of nine rounds of freeing and reallocating `size` bytes after `import tx_keras`, and the
-    allocator account `configure_allocator` gives."""
+    """Faults of nine rounds of freeing and reallocating `size` bytes after `configure_allocator()`, as a
+    command calls it, and the allocator account it gives."""
     faults, account = probe(
-        "import tx_keras\nfrom tx_keras.runtime.allocator import configure_allocator",
+        "from tx_keras.runtime.allocator import configure_allocator\nconfigure_allocator()",
         size,
         choice,
         after="print(configure_allocator())",
@@ -48,7 +49,10 @@ def test_system_switch_leaves_glibc_as_it_is():
 
 
 def test_bfc_switch_sets_tensorflow_variable_before_it_starts():
-    code = "import os, tx_keras; print(os.environ.get('TF_CPU_ALLOCATOR_USE_BFC'))"
+    code = (
+        "import os\nfrom tx_keras.runtime.allocator import configure_allocator\nconfigure_allocator()\n"
+        "print(os.environ.get('TF_CPU_ALLOCATOR_USE_BFC'))"
+    )
     env = {**os.environ, "TX_KERAS_ALLOCATOR": "bfc"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "true"

@@ -29,10 +29,10 @@ def test_length_penalty_is_gnmts():
 def test_width_one_is_greedy(copy_model):
     model, source = copy_model
     length = model.max_target_length
-    greedy, greedy_attention = cached_greedy_decoder(model, length, return_attention=True)(source)
-    beam, beam_attention = beam_search_decoder(model, length, width=1, alpha=0.6, return_attention=True)(
-        source
-    )
+    greedy, greedy_attention = cached_greedy_decoder(model, length, return_attention_scores=True)(source)
+    beam, beam_attention = beam_search_decoder(
+        model, length, width=1, alpha=0.6, return_attention_scores=True
+    )(source)
     np.testing.assert_array_equal(beam.numpy(), greedy.numpy())
     np.testing.assert_allclose(beam_attention.numpy(), greedy_attention.numpy(), **FLOAT32)
 
@@ -48,9 +48,9 @@ def test_wider_beam_finds_at_least_as_probable_translations(copy_model):
 
 def test_beam_attention_follows_the_chosen_hypothesis(copy_model):
     model, source = copy_model
-    ids, attention = beam_search_decoder(model, model.max_target_length, 3, 0.6, return_attention=True)(
-        source[:3]
-    )
+    ids, attention = beam_search_decoder(
+        model, model.max_target_length, 3, 0.6, return_attention_scores=True
+    )(source[:3])
     ids, attention = ids.numpy(), attention.numpy()
     inputs = np.concatenate([np.full((3, 1), Vocabulary.SOS), ids[:, :-1]], axis=1).astype("int32")
     _, maps, _ = model.trace((source[:3], inputs))

@@ -9,7 +9,7 @@ from tensorboard.backend.event_processing import event_accumulator
 from tensorboard.plugins.hparams import plugin_data_pb2
 
 from tx_keras.data.translation import translate
-from tx_keras.explorer.metadata import ProbeAttention
+from tx_keras.run_folder.attention_format import ProbeAttention
 from tx_keras.training.callbacks.attention_maps import epochs_to_log
 
 

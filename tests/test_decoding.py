@@ -28,7 +28,9 @@ def test_cached_greedy_gives_exactly_the_reference_words(copy_model):
 
 def test_cached_greedy_returns_the_cross_attention_of_each_output_word(copy_model):
     model, source = copy_model
-    ids, attention = cached_greedy_decoder(model, model.max_target_length, return_attention=True)(source[:4])
+    ids, attention = cached_greedy_decoder(model, model.max_target_length, return_attention_scores=True)(
+        source[:4]
+    )
     decoder_inputs = np.concatenate([np.full((4, 1), SOS), ids.numpy()[:, :-1]], axis=1)
     _, maps, _ = model.trace((source[:4], decoder_inputs))
     for layer in range(model.num_decoder_layers):

@@ -52,10 +52,12 @@ def test_same_weights_give_the_logits_and_translations_of_before(name):
     logits = model((REFERENCE["source"], REFERENCE["target"]))
     np.testing.assert_allclose(logits, REFERENCE[f"{name}:logits"], **FLOAT32)
     np.testing.assert_array_equal(greedy_decoder(model, LENGTH)(source), REFERENCE[f"{name}:greedy"])
-    ids, attention = cached_greedy_decoder(model, LENGTH, return_attention=True)(source)
+    ids, attention = cached_greedy_decoder(model, LENGTH, return_attention_scores=True)(source)
     np.testing.assert_array_equal(ids, REFERENCE[f"{name}:greedy"])
     np.testing.assert_allclose(attention, REFERENCE[f"{name}:cached_attention"], **FLOAT32)
-    ids, attention = beam_search_decoder(model, LENGTH, width=3, alpha=0.6, return_attention=True)(source)
+    ids, attention = beam_search_decoder(model, LENGTH, width=3, alpha=0.6, return_attention_scores=True)(
+        source
+    )
     np.testing.assert_array_equal(ids, REFERENCE[f"{name}:beam"])
     np.testing.assert_allclose(attention, REFERENCE[f"{name}:beam_attention"], **FLOAT32)
 

@@ -8,9 +8,9 @@ import pytest
 from keras import ops
 
 from tests.float_tolerance import FLOAT32
+from tx_keras.components import BUILTINS, ComponentError
 from tx_keras.layers import TokenAndPositionEmbedding
 from tx_keras.layers.sinusoidal_positions import sinusoidal_positions
-from tx_keras.models.components import BUILTINS, ComponentError
 
 IDS = np.array([[5, 3, 7, 0, 0], [1, 2, 3, 4, 9]], dtype="int32")
 

@@ -20,7 +20,7 @@ import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 
 from tests import browser_harness as harness
-from tx_keras.explorer.metadata import PLUGIN_NAME
+from tx_keras.run_folder.attention_format import PLUGIN_NAME
 
 sync_api = harness.require_browser()
 

@@ -16,11 +16,11 @@ from tensorboard.compat.proto import summary_pb2
 from tensorboard.plugins import base_plugin
 from werkzeug.test import Client
 
-from tx_keras.explorer.metadata import KINDS, PLUGIN_NAME, ProbeAttention
 from tx_keras.explorer.plugin import AttentionExplorerLoader
 from tx_keras.explorer.run_folders import run_folder, run_label, saved_model
-from tx_keras.explorer.summary import write_attention
 from tx_keras.explorer.typed_sentence import MAX_CHARACTERS
+from tx_keras.run_folder.attention_format import KINDS, PLUGIN_NAME, ProbeAttention
+from tx_keras.run_folder.attention_summaries import write_attention
 
 PREFIX = f"/data/plugin/{PLUGIN_NAME}"
 QUERIES, KEYS = ["<sos>", "le", "chat"], ["the", "cat", "<eos>"]

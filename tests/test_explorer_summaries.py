@@ -15,8 +15,8 @@ from tx_keras.data.text_normalization import normalize_text
 from tx_keras.data.text_tokenizer import TextTokenizer
 from tx_keras.data.vocabulary import Vocabulary
 from tx_keras.data.vocabulary_learning import learn_vocabulary
-from tx_keras.explorer.metadata import KINDS, PLUGIN_NAME, ProbeAttention
-from tx_keras.explorer.summary import probes_within
+from tx_keras.run_folder.attention_format import KINDS, PLUGIN_NAME, ProbeAttention
+from tx_keras.run_folder.attention_summaries import probes_within
 from tx_keras.training.callbacks.attention_maps import AttentionMaps
 from tx_keras.training.callbacks.probes import Probes
 

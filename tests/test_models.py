@@ -32,11 +32,11 @@ def test_encoder_and_decoder_shapes():
     encoder = Encoder(SIZES, 11, 7, num_layers=2)
     decoder = Decoder(SIZES, 13, 6, num_layers=3)
     source, target = _ids(2, 7, 11, pad_from=5), _ids(2, 6, 13)
-    memory, trace = encoder(source, return_trace=True)
+    memory, trace = encoder(source, return_attention_scores=True)
     weights = trace["self_attention"]
     assert memory.shape == (2, 7, 16) and len(weights) == 2 and weights[0].shape == (2, 4, 7, 7)
     assert [tuple(output.shape) for output in trace["outputs"]] == [(2, 7, 16)] * 2
-    hidden, trace = decoder(target, memory, source_mask=source != 0, return_trace=True)
+    hidden, trace = decoder(target, memory, source_mask=source != 0, return_attention_scores=True)
     self_weights, cross_weights = trace["self_attention"], trace["cross_attention"]
     assert hidden.shape == (2, 6, 16)
     assert len(self_weights) == len(cross_weights) == 3
@@ -50,7 +50,7 @@ def test_transformer_returns_every_attention_map_without_changing_logits():
     model = _transformer()
     source, target = _ids(2, 7, 11, pad_from=6), _ids(2, 6, 13)
     logits = model((source, target))
-    logits_again, attention = model((source, target), return_attention=True)
+    logits_again, attention = model((source, target), return_attention_scores=True)
     assert logits.shape == (2, 6, 13)
     np.testing.assert_array_equal(ops.convert_to_numpy(logits), ops.convert_to_numpy(logits_again))
     expected = {f"encoder_self/layer_{i}" for i in (1, 2)}

@@ -6,8 +6,8 @@ import pytest
 from keras import ops
 
 from tests.float_tolerance import FLOAT32
+from tx_keras.components import resolve
 from tx_keras.layers import LoopedMultiHeadAttention, MultiHeadAttention
-from tx_keras.models.components import resolve
 
 B, T, D, H = 2, 5, 8, 2
 RNG = np.random.default_rng(0)

@@ -4,7 +4,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from tx_keras.decoding.position_write import write_at
+from tx_keras.layers.position_write import write_at
 
 
 def test_writes_the_update_at_the_index_along_the_axis_and_nothing_else():

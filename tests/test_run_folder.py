@@ -90,11 +90,13 @@ def test_completed_summary_skips_only_runs_that_finished(tmp_path):
 
 def test_the_start_up_path_and_the_config_check_constants_import_no_tensorflow():
     """`tx-train resume=...` reads the run folder before TensorFlow starts (quiet start-up), and the config
-    check reads the trainer's choices without importing training's Keras modules."""
+    check reads the trainer's choices, the batchings, components and norm placements without importing
+    training's, the pipeline's or the layers' Keras modules."""
     code = (
         "import sys\n"
         "import tx_keras.cli.resume_argv, tx_keras.training.job, tx_keras.training.choices\n"
         "import tx_keras.run_folder.checkpoint, tx_keras.run_folder.summary, tx_keras.run_folder.overrides\n"
+        "import tx_keras.config_check, tx_keras.data.batching, tx_keras.components, tx_keras.norm_placement\n"
         "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -11,17 +11,13 @@ from typing import Any, get_type_hints
 
 from omegaconf import ListConfig, MissingMandatoryValue
 
+from tx_keras.components import BUILTINS, ComponentError, is_import_path, position_classes, resolve
 from tx_keras.data import TASKS
+from tx_keras.data.batching import BATCHING
 from tx_keras.data.task_config import task_config
-from tx_keras.models.components import (
-    BUILTINS,
-    ComponentError,
-    is_import_path,
-    resolve,
-    rotates_queries_and_keys,
-)
-from tx_keras.models.model_config import ATTENTION_KINDS, FIELDS, NORM_MODES, ModelConfig
-from tx_keras.training.choices import BATCHING, PRECISIONS, SCHEDULES
+from tx_keras.models.model_config import ATTENTION_KINDS, FIELDS, ModelConfig
+from tx_keras.norm_placement import NORM_MODES
+from tx_keras.training.choices import PRECISIONS, SCHEDULES
 from tx_keras.user_error import UserError
 
 # The summary metrics a run can return to a sweeper.
@@ -65,7 +61,7 @@ def _penalty_grid(value: Any) -> str | None:
 
 
 def _component(kind: str) -> Callable[[str], str | None]:
-    """A component name must resolve to a layer class (models/components.py) before anything is built."""
+    """A component name must resolve to a layer class (components.py) before anything is built."""
 
     def problem(name: str) -> str | None:
         if name in BUILTINS[kind]:
@@ -185,14 +181,11 @@ def _check_model(model: Mapping, imports: bool) -> None:
             "model.fused_qkv=true needs model.attention_impl=fused and model.attention=full "
             "(the fused q/k/v matmul belongs to the fused attention layer)"
         )
-    if (
-        imports
-        and rotates_queries_and_keys(resolve("positions", model["positions"]))
-        and (d_model // heads) % 2
-    ):
+    key_dim = ModelConfig(**model).key_dim
+    if imports and position_classes(model["positions"])[1] is not None and key_dim % 2:
         raise ConfigError(
             f"model.positions={model['positions']} rotates pairs of features: d_model / num_heads = "
-            f"{d_model // heads} must be even"
+            f"{key_dim} must be even"
         )
 
 

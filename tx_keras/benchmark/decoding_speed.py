@@ -17,6 +17,7 @@ from tx_keras.data import Vocabulary
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.export.run_export import SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE, ExportSettings, export_model
+from tx_keras.export.saved_model_loader import load_saved_model
 from tx_keras.models import Transformer
 from tx_keras.special_tokens import EOS, SPECIALS
 
@@ -74,7 +75,7 @@ def saved_model_rate(model: Transformer, size: BenchSize, repeats: int) -> float
         for name in (SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE):
             Vocabulary(words).to_file(Path(folder) / name)
         saved = export_model(model, Path(folder), Path(folder) / "export", ExportSettings(beam_width=1))
-        translate = tf.saved_model.load(str(saved)).signatures["translate"]
+        translate = load_saved_model(saved).signatures["translate"]
         return _median_rate(
             lambda: translate(texts=texts)["translation"].numpy(),
             size.batch * model.max_target_length,

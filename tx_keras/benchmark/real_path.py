@@ -17,10 +17,11 @@ from omegaconf import OmegaConf
 from tx_keras.data import Vocabulary, make_dataset
 from tx_keras.models import ModelConfig, Transformer
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH
-from tx_keras.runtime.allocator import configure_allocator
+from tx_keras.runtime import allocator
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
+from tx_keras.training.model_compile import compile_model
 from tx_keras.training.precision import precision_policy
 
 PRESET = "tatoeba_small"
@@ -120,8 +121,6 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
     """Train the tatoeba_small model with its own trainer settings (`compile_model`, bucketed token
     batches, TensorBoard, epoch checkpoints) for 2 epochs of a generated corpus; report the second
     (the first traces the step for the new batch shapes)."""
-    from tx_keras.training.run import compile_model
-
     cfg = _preset()
     model_cfg = ModelConfig(**{**OmegaConf.to_container(cfg.model, resolve=True), **dict(size.model)})
     trainer = cfg.trainer
@@ -183,5 +182,5 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
         "steps_per_minute": 60.0 * timed["steps"] / timed["wall_s"],
         "kernel_share": timed["system_s"] / cpu if cpu > 0 else 0.0,
         "cpu_per_wall": cpu / timed["wall_s"],
-        "allocator": configure_allocator(),  # what tx_keras set up at import (TX_KERAS_ALLOCATOR)
+        "allocator": allocator.applied(),  # what tx-bench set up before TensorFlow (TX_KERAS_ALLOCATOR)
     }

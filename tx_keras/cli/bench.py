@@ -8,6 +8,7 @@ import os
 import sys
 
 from tx_keras.benchmark.size import BenchSize  # imports no TensorFlow: quiet_startup still comes first
+from tx_keras.runtime.allocator import configure_allocator
 
 # Notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
 from tx_keras.runtime.quiet_startup import start_tensorflow
@@ -91,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
         _fail(f"--precisions {args.precisions}: choose from {', '.join(PRECISIONS)}")
     if args.onednn:  # read once, when TensorFlow starts
         os.environ["TF_ENABLE_ONEDNN_OPTS"] = "1" if args.onednn == "on" else "0"
+    configure_allocator()  # as tx-train's, so the real path is timed as users train
     start_tensorflow()  # its CUDA start-up lines stay off stderr
     from tx_keras.benchmark.real_path import QUICK_REAL_PATH, RealPathSize
     from tx_keras.benchmark.report import render

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tx_keras.runtime.allocator import configure_allocator
+
 # First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
 from tx_keras.runtime.quiet_startup import start_tensorflow
 
@@ -32,6 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     from dataclasses import replace
     from pathlib import Path
 
+    configure_allocator()  # before TensorFlow: tracing the decoders allocates as training does
     start_tensorflow()  # before run_export, which imports TensorFlow: its CUDA start-up lines stay off stderr
     from tx_keras.export.run_export import NotARunError, export_run, read_run_summary, run_settings
 

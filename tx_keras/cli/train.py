@@ -30,6 +30,8 @@ def _thread_budget(hydra_cfg: DictConfig) -> int | None:
 
 @hydra.main(version_base="1.3", config_path="pkg://tx_keras.conf", config_name="config")
 def _train(cfg: DictConfig) -> float:
+    # First, before anything starts TensorFlow; here, not in main(), so that every sweep worker applies it.
+    allocator = configure_allocator()
     from pathlib import Path
 
     from hydra.types import RunMode
@@ -46,8 +48,7 @@ def _train(cfg: DictConfig) -> float:
         set_thread_budget(_thread_budget(hydra_cfg))
         logging.captureWarnings(True)  # Python warnings reach train.log too
         quiet_absl(cfg.logging.verbose)
-        # chosen on import tx_keras; in train.log (a post-mortem needs it), not on a quiet console
-        logging.getLogger("tx_keras.runtime").debug(configure_allocator())
+        logging.getLogger("tx_keras.runtime").debug(allocator)  # in train.log (a post-mortem needs it)
         start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
         return run_job(cfg, Path(hydra_cfg.runtime.output_dir), isolate_failures=sweep)
     except UserError as error:  # here, not in main(): Hydra would add a line of its own around it

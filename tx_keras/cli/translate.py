@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+from tx_keras.runtime.allocator import configure_allocator
 
 # First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
 from tx_keras.runtime.quiet_startup import start_tensorflow
@@ -34,22 +35,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def find_saved_model(path: Path) -> Path:
-    """PATH itself, PATH/saved_model (an export folder) or PATH/export/saved_model (a run folder)."""
-    for candidate in (path, path / "saved_model", path / "export" / "saved_model"):
-        if (candidate / "saved_model.pb").is_file():
-            return candidate
+def _saved_model(path: Path) -> Path:
+    """The SavedModel PATH names (saved_model_loader.find_saved_model), or one line saying why not."""
+    from tx_keras.export.saved_model_loader import find_saved_model
     from tx_keras.run_folder.summary import SUMMARY_NAME
 
-    hint = " (run tx-export on it first)" if (path / SUMMARY_NAME).is_file() else ""
-    raise _UsageError(f"{path} is neither a SavedModel nor a run folder with an export{hint}")
-
-
-def _needs_tensorflow_text(saved_model: Path) -> bool:
-    manifest = saved_model.parent / "export.json"
-    if not manifest.is_file():
-        return False
-    return bool(json.loads(manifest.read_text(encoding="utf-8")).get("requires_tensorflow_text"))
+    found = find_saved_model(path)
+    if found is None:
+        hint = " (run tx-export on it first)" if (path / SUMMARY_NAME).is_file() else ""
+        raise _UsageError(f"{path} is neither a SavedModel nor a run folder with an export{hint}")
+    return found
 
 
 def _plot_paths(plot: str, count: int) -> list[Path]:
@@ -100,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     sentences = args.sentences or [line.strip() for line in sys.stdin if line.strip()]
     try:
-        saved_model = find_saved_model(Path(args.path))
+        saved_model = _saved_model(Path(args.path))
         if args.layer is not None and args.layer < 1:
             raise _UsageError(f"--layer {args.layer} must be >= 1")
     except _UsageError as error:
@@ -108,12 +103,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     if not sentences:
         return
+    configure_allocator()  # before TensorFlow, as every command that runs the model
     start_tensorflow()  # its CUDA start-up lines stay off stderr
-    if _needs_tensorflow_text(saved_model):
-        import tensorflow_text  # noqa: F401  (registers the tokenizer ops the graph uses)
     import tensorflow as tf
 
-    model = tf.saved_model.load(str(saved_model))
+    from tx_keras.export.saved_model_loader import load_saved_model
+
+    model = load_saved_model(saved_model)
     texts = tf.constant(sentences)
     try:
         if args.attention or args.plot:

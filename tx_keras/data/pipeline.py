@@ -5,8 +5,8 @@ import warnings
 import numpy as np
 import tensorflow as tf
 
+from tx_keras.data.batching import BATCHING
 from tx_keras.data.length_batches import batch_width, bucket_widths, length_batches, row_lengths
-from tx_keras.training.choices import BATCHING
 
 # Keras warns "input ran out of data" after each epoch of a dataset of unknown length; for bucketed
 # batches that is the normal end of an epoch (its batch count varies with a token budget), not a problem.

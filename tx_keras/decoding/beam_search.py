@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import tensorflow as tf
 
 from tx_keras.decoding.cached_step import decode_step, start_buffer, start_caches
-from tx_keras.decoding.position_write import write_at
+from tx_keras.layers.position_write import write_at
 from tx_keras.special_tokens import EOS, PAD
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def beam_search_decoder(
     max_length: int,
     width: int = 4,
     alpha: float = 0.6,
-    return_attention: bool = False,
+    return_attention_scores: bool = False,
 ) -> Callable[[tf.Tensor], tf.Tensor | tuple[tf.Tensor, tf.Tensor]]:
     """A compiled beam search: source ids (B, Ts) -> the best hypothesis' ids (B, max_length), 0 after EOS.
 
@@ -38,7 +38,7 @@ def beam_search_decoder(
     log-probability / length_penalty(length, alpha), keeps the best `width` and reorders the caches to
     follow them (the cross-attention caches are the same for a sentence's rows and stay). A finished
     hypothesis (it emitted EOS) stays in the beam with its score frozen, so it competes with the live ones
-    until something better appears. Width 1 is greedy decoding. With `return_attention` also the best
+    until something better appears. Width 1 is greedy decoding. With `return_attention_scores` also the best
     hypothesis' cross-attention (B, layers, heads, max_length, Ts).
     """
     if width < 1:
@@ -57,7 +57,9 @@ def beam_search_decoder(
         source_mask = tf.repeat(tf.not_equal(source_ids, 0), width, axis=0)
         # All hypotheses start identical; only the first may grow, or the beam would fill with copies.
         scores = tf.tile(tf.concat([[0.0], tf.fill([width - 1], _IMPOSSIBLE)], 0)[None], [batch, 1])
-        attention = tf.zeros([rows, layers, heads, max_length, source_length] if return_attention else [0])
+        attention = tf.zeros(
+            [rows, layers, heads, max_length, source_length] if return_attention_scores else [0]
+        )
         only_padding = tf.where(tf.range(vocab_size) == PAD, 0.0, _IMPOSSIBLE)
 
         def body(position, buffer, scores, lengths, finished, caches, attention):
@@ -78,7 +80,7 @@ def beam_search_decoder(
             rows_from = tf.reshape(origin + width * tf.range(batch)[:, None], [-1])
             self_caches = [tf.gather(cache, rows_from, axis=1) for cache in self_caches]
             buffer = write_at(tf.gather(buffer, rows_from), position + 1, tf.reshape(word, [-1, 1]), axis=1)
-            if return_attention:
+            if return_attention_scores:
                 attention = tf.gather(
                     write_at(attention, position, weights[:, :, :, None], axis=3), rows_from
                 )
@@ -99,6 +101,6 @@ def beam_search_decoder(
         best = tf.argmax(scores / length_penalty(lengths, alpha), axis=1, output_type=tf.int32)
         chosen = best + width * tf.range(batch)
         ids = tf.gather(buffer[:, 1:], chosen)
-        return (ids, tf.gather(attention, chosen)) if return_attention else ids
+        return (ids, tf.gather(attention, chosen)) if return_attention_scores else ids
 
     return decode

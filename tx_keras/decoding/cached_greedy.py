@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import tensorflow as tf
 
 from tx_keras.decoding.cached_step import decode_step, start_buffer, start_caches
-from tx_keras.decoding.position_write import write_at
+from tx_keras.layers.position_write import write_at
 from tx_keras.special_tokens import EOS
 
 if TYPE_CHECKING:
@@ -16,13 +16,13 @@ if TYPE_CHECKING:
 
 
 def cached_greedy_decoder(
-    model: Transformer, max_length: int, return_attention: bool = False
+    model: Transformer, max_length: int, return_attention_scores: bool = False
 ) -> Callable[[tf.Tensor], tf.Tensor | tuple[tf.Tensor, tf.Tensor]]:
     """Same output as `greedy_decoder`, with key/value caches: the encoder output's cross-attention keys
     and values are projected once per sentence (the first step fills their caches) and every
     self-attention key/value once per word, so a step costs one position instead of re-running the
     decoder over all of them. Shapes are fixed (a (B, max_length) buffer), so the loop is traced once.
-    Source ids (B, Ts) -> ids (B, max_length), 0 after EOS; with `return_attention` also the
+    Source ids (B, Ts) -> ids (B, max_length), 0 after EOS; with `return_attention_scores` also the
     cross-attention (B, layers, heads, max_length, Ts) of each output word.
     """
     heads, layers = model.num_heads, model.num_decoder_layers
@@ -34,13 +34,15 @@ def cached_greedy_decoder(
         batch, source_length = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
         memory = model.encode(source_ids, training=False)
         source_mask = tf.not_equal(source_ids, 0)
-        attention = tf.zeros([batch, layers, heads, max_length, source_length] if return_attention else [0])
+        attention = tf.zeros(
+            [batch, layers, heads, max_length, source_length] if return_attention_scores else [0]
+        )
 
         def body(position, buffer, finished, caches, attention):
             logits, caches, weights = decode_step(model, buffer, position, caches, memory, source_mask)
             word = tf.where(finished, 0, tf.argmax(logits, axis=-1, output_type=tf.int32))
             buffer = write_at(buffer, position + 1, word[:, None], axis=1)
-            if return_attention:
+            if return_attention_scores:
                 attention = write_at(attention, position, weights[:, :, :, None], axis=3)
             return position + 1, buffer, finished | tf.equal(word, EOS), caches, attention
 
@@ -56,6 +58,6 @@ def cached_greedy_decoder(
             body,
             start,
         )
-        return (buffer[:, 1:], attention) if return_attention else buffer[:, 1:]
+        return (buffer[:, 1:], attention) if return_attention_scores else buffer[:, 1:]
 
     return decode

@@ -25,7 +25,7 @@ def start_caches(model: Transformer, memory, target_length: int) -> tuple[list, 
     first step peeled off the loop traced the whole decoder twice (3,075 graph ops against 1,997 for a
     2-layer greedy decoder, and as much more tracing time in every run and export)."""
     heads, dtype = model.num_heads, model.decoder.compute_dtype
-    depth, layers = model.d_model // heads, model.num_decoder_layers
+    depth, layers = model.config.key_dim, model.num_decoder_layers
     rows, source_length = tf.shape(memory)[0], tf.shape(memory)[1]
 
     def zeros(length):

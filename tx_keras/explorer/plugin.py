@@ -18,10 +18,10 @@ from tensorboard.data import provider
 from tensorboard.plugins import base_plugin
 from werkzeug import Request, Response
 
-from tx_keras.explorer.metadata import KINDS, PLUGIN_NAME, ProbeAttention, tag_for
 from tx_keras.explorer.run_folders import run_folder, run_label, saved_model
 from tx_keras.explorer.translators import Translators
 from tx_keras.explorer.typed_sentence import MAX_CHARACTERS, SentenceError, check_sentence
+from tx_keras.run_folder.attention_format import KINDS, PLUGIN_NAME, ProbeAttention, tag_for
 
 STATIC = Path(__file__).parent / "static"
 _CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from tx_keras.export.saved_model_loader import EXPORT_DIR, SAVED_MODEL_DIR
 from tx_keras.run_folder.run_marker import MARKER_NAME
 from tx_keras.run_folder.summary import SUMMARY_NAME, summary_or_none
 
@@ -37,7 +38,7 @@ def saved_model(folder: Path) -> Path | None:
     """The run's SavedModel: summary.json's `export` path (only inside `folder`: a summary.json must not
     point the server at any SavedModel on the disk), else the default `export/saved_model`; None when the
     run has none (still training, export disabled, or its files were deleted)."""
-    candidates = [folder / "export" / "saved_model"]
+    candidates = [folder / EXPORT_DIR / SAVED_MODEL_DIR]
     try:
         stamp = (folder / SUMMARY_NAME).stat().st_mtime_ns
     except OSError:

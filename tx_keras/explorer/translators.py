@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from tx_keras.explorer.typed_sentence import SentenceError
+from tx_keras.export.saved_model_loader import load_saved_model
 
 SIGNATURE = "translate_with_attention"
 KEEP = 4  # SavedModels kept loaded at once: a sweep's page can visit many runs, each costs memory
@@ -59,14 +59,7 @@ class Translators:
             if cached and cached[0] == stamp:
                 self._loaded.move_to_end(saved_model)
                 return cached[1]
-            import tensorflow as tf
-
-            manifest = saved_model.parent / "export.json"
-            if not manifest.is_file() or json.loads(manifest.read_text()).get(
-                "requires_tensorflow_text", True
-            ):
-                import tensorflow_text  # noqa: F401  (registers the tf-text ops the graph may use)
-            module = tf.saved_model.load(str(saved_model))
+            module = load_saved_model(saved_model)
             if SIGNATURE not in module.signatures:
                 raise SentenceError(  # 409: the run's export, not the typed input, is what conflicts
                     f"this export has no `{SIGNATURE}` signature (exported by an old version; "

@@ -8,14 +8,15 @@ import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from importlib.metadata import version as package_version
 from pathlib import Path
 
 import keras
 import tensorflow as tf
 
-import tx_keras
 from tx_keras.data import Task
 from tx_keras.data.text_format import load_formats, save_formats
+from tx_keras.export.saved_model_loader import EXPORT_DIR, MANIFEST_FILE, SAVED_MODEL_DIR
 from tx_keras.export.text_codec import TextCodec
 from tx_keras.export.translator import ATTENTION_MODES, Translator
 from tx_keras.export.word_codec import WordCodec
@@ -28,9 +29,6 @@ MODEL_FILE = "model.keras"
 SOURCE_VOCAB_FILE = "source_vocab.txt"
 TARGET_VOCAB_FILE = "target_vocab.txt"
 TEXT_FORMAT_FILE = "text_format.json"  # real-text runs only: how the vocabularies tokenize text
-EXPORT_DIR = "export"
-SAVED_MODEL_DIR = "saved_model"
-MANIFEST_FILE = "export.json"
 
 
 class NotARunError(ValueError):
@@ -137,7 +135,7 @@ def export_model(model: Transformer, run_dir: Path, destination: Path, settings:
             "requires_tensorflow_text": codec.requires_tensorflow_text,
             "max_source_length": model.max_source_length,
             "max_target_length": model.max_target_length,
-            "tx_keras_version": tx_keras.__version__,
+            "tx_keras_version": package_version("tx_keras"),
         }
         write_json(building / MANIFEST_FILE, manifest, sort_keys=False)
         previous = destination.parent / f".{destination.name}.previous-{os.getpid()}"

@@ -57,11 +57,11 @@ class Translator(tf.Module):
         length = model.max_target_length
         if beam_width == 1:
             self._decode = cached_greedy_decoder(model, length)
-            self._decode_with_attention = cached_greedy_decoder(model, length, return_attention=True)
+            self._decode_with_attention = cached_greedy_decoder(model, length, return_attention_scores=True)
         else:
             self._decode = beam_search_decoder(model, length, beam_width, length_penalty)
             self._decode_with_attention = beam_search_decoder(
-                model, length, beam_width, length_penalty, return_attention=True
+                model, length, beam_width, length_penalty, return_attention_scores=True
             )
 
     # autograph=False on every signature: no Python control flow on tensors (the decoders loop with

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import keras
 
-from tx_keras.models.components import resolve
-from tx_keras.models.model_config import NORM_MODES
+from tx_keras.components import resolve
+from tx_keras.norm_placement import NORM_MODES
 
 NORM_EPSILON = 1e-6  # the LayerNorm epsilon of every norm in the model (Keras' default is 1e-3)
 
 
 def build_norm(norm_impl: str, epsilon: float, name: str, dtype) -> keras.layers.Layer:
-    """The norm layer `norm_impl` names (models/components.py): the built-in LayerNormalization with
+    """The norm layer `norm_impl` names (components.py): the built-in LayerNormalization with
     `epsilon`, a user's class as `cls(name=, dtype=)`."""
     options = {"epsilon": epsilon} if norm_impl == "layer_norm" else {}
     return resolve("norm", norm_impl)(name=name, dtype=dtype, **options)
@@ -37,7 +37,7 @@ class AddNorm(keras.layers.Layer):
         norm: "post", "pre" or "none".
         dropout: dropout on the sublayer output before the Add (the paper's residual dropout).
         epsilon: LayerNorm epsilon (the built-in norm's).
-        norm_impl: the norm layer: "layer_norm" or a user's class by import path (models/components.py).
+        norm_impl: the norm layer: "layer_norm" or a user's class by import path (components.py).
     """
 
     def __init__(

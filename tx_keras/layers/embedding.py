@@ -7,7 +7,7 @@ import math
 import keras
 from keras import ops
 
-from tx_keras.models.components import resolve, rotates_queries_and_keys
+from tx_keras.components import position_classes
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
@@ -36,7 +36,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        positions_class = resolve("positions", positions)
+        added, _ = position_classes(positions)
         self.vocab_size = vocab_size
         self.d_model = d_model
         self.max_length = max_length
@@ -45,10 +45,9 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         self.mask_zero = mask_zero
         self.supports_masking = mask_zero
         self._tokens = keras.layers.Embedding(vocab_size, d_model, name="tokens", dtype=self.dtype_policy)
-        adds = positions_class is not None and not rotates_queries_and_keys(positions_class)
-        self._positions = (
-            positions_class(max_length, d_model, name="positions", dtype=self.dtype_policy) if adds else None
-        )
+        self._positions = None  # "none", or rotary (the attention rotates queries and keys instead)
+        if added is not None:
+            self._positions = added(max_length, d_model, name="positions", dtype=self.dtype_policy)
 
     def build(self, input_shape):
         self._tokens.build(input_shape)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from tx_keras.decoding.position_write import write_at
 from tx_keras.layers.attention import combine_masks
+from tx_keras.layers.position_write import write_at
 
 
 def check_heads(d_model: int, num_heads: int) -> int:

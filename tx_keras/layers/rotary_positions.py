@@ -28,7 +28,7 @@ class RotaryPositions(keras.layers.Layer):
         >>> q = rotate(keras.random.normal((2, 4, 5, 16)), start_index=3)  # positions 3..7
     """
 
-    rotates_queries_and_keys = True  # read by tx_keras.models.components: nothing added at the embedding
+    rotates_queries_and_keys = True  # read by components.position_classes: nothing added at the embedding
 
     def __init__(self, key_dim: int, max_wavelength: float = 10000.0, **kwargs):
         super().__init__(**kwargs)

@@ -36,14 +36,14 @@ class DecoderBlock(EncoderBlock):
         target_mask=None,
         source_mask=None,
         training=None,
-        return_attention=False,
+        return_attention_scores=False,
         self_attention_cache=None,
         self_attention_cache_update_index=None,
         cross_attention_cache=None,
         cross_attention_cache_update_index=None,
     ):
         """Returns the block output, plus {"self_attention": (B,h,Tt,Tt), "cross_attention": (B,h,Tt,Ts)}
-        with `return_attention`, plus the updated (self_attention_cache, cross_attention_cache) when
+        with `return_attention_scores`, plus the updated (self_attention_cache, cross_attention_cache) when
         decoding with caches (KerasHub's TransformerDecoder arguments).
 
         Decoding: `inputs` are the new positions from `self_attention_cache_update_index` on, whose keys
@@ -61,7 +61,7 @@ class DecoderBlock(EncoderBlock):
                 x,
                 key_mask=target_mask,
                 use_causal_mask=True,
-                return_attention_scores=return_attention,
+                return_attention_scores=return_attention_scores,
                 training=training,
                 cache=self_attention_cache,
                 cache_update_index=self_attention_cache_update_index,
@@ -75,7 +75,7 @@ class DecoderBlock(EncoderBlock):
                 x,
                 memory,
                 key_mask=source_mask,
-                return_attention_scores=return_attention,
+                return_attention_scores=return_attention_scores,
                 training=training,
                 cache=cross_attention_cache,
                 cache_update_index=cross_attention_cache_update_index,
@@ -85,7 +85,7 @@ class DecoderBlock(EncoderBlock):
         )
         outputs = self._feed_forward(outputs, training)
         result = (outputs,)
-        if return_attention:
+        if return_attention_scores:
             result += ({"self_attention": self_rest[0], "cross_attention": cross_rest[0]},)
         if self_attention_cache is not None:
             result += (self_rest[-1], cross_rest[-1])
@@ -102,8 +102,8 @@ class DecoderBlock(EncoderBlock):
 class Decoder(Stack):
     """Embedding + `num_layers` `DecoderBlock`s: target ids (B, Tt) and encoder output -> (B, Tt, d_model).
 
-    With `return_trace=True` also returns {"self_attention": per-layer causal weights (B, h, Tt, Tt),
-    "cross_attention": per-layer (B, h, Tt, Ts), "outputs": per-layer block outputs}.
+    With `return_attention_scores=True` also returns {"self_attention": per-layer causal weights
+    (B, h, Tt, Tt), "cross_attention": per-layer (B, h, Tt, Ts), "outputs": per-layer block outputs}.
     """
 
     block_class = DecoderBlock
@@ -117,14 +117,14 @@ class Decoder(Stack):
         memory,
         source_mask=None,
         training=None,
-        return_trace=False,
+        return_attention_scores=False,
         target_mask=None,
         self_attention_caches=None,
         cross_attention_caches=None,
         cache_update_index=None,
         cross_attention_cache_update_index=None,
     ):
-        """Decoder states (B, Tt, d_model) of target ids (B, Tt), with the trace if `return_trace`.
+        """Decoder states (B, Tt, d_model) of target ids (B, Tt), with the trace if `return_attention_scores`.
 
         Decoding with caches (one (2, B, h, T, d_k) self- and cross-attention cache per block; see
         `DecoderBlock.call`): `ids` (B, Tq) are the new tokens at `cache_update_index`, `target_mask`
@@ -137,7 +137,7 @@ class Decoder(Stack):
         if self_attention_caches is None:
             return self._run_blocks(
                 hidden,
-                return_trace,
+                return_attention_scores,
                 memory=memory,
                 target_mask=target_mask,
                 source_mask=source_mask,
@@ -153,7 +153,7 @@ class Decoder(Stack):
                 target_mask,
                 source_mask,
                 training=training,
-                return_attention=True,
+                return_attention_scores=True,
                 self_attention_cache=self_cache,
                 self_attention_cache_update_index=cache_update_index,
                 cross_attention_cache=cross_cache,

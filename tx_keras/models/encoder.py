@@ -6,8 +6,8 @@ import dataclasses
 
 import keras
 
+from tx_keras.components import position_classes, resolve
 from tx_keras.layers import AddNorm, AlignedAttention
-from tx_keras.models.components import resolve, rotates_queries_and_keys
 from tx_keras.models.model_config import ATTENTION_KINDS, ModelConfig, split_model_config
 from tx_keras.models.stack import Stack
 
@@ -30,9 +30,8 @@ class EncoderBlock(keras.layers.Layer):
             )
         self.config = config
         self.supports_masking = True  # the output keeps the input's padding positions
-        positions = resolve("positions", config.positions)
         # Rotary positions act inside self-attention, on each head's queries and keys (never cross-attention).
-        self._rotation_class = positions if rotates_queries_and_keys(positions) else None
+        _, self._rotation_class = position_classes(config.positions)
         self._self_attention = self._attention("self_attention", rotate=True)
         self._self_add_norm = self._add_norm("self_attention")
         self._ffn = (
@@ -99,18 +98,18 @@ class EncoderBlock(keras.layers.Layer):
         transformed = self._ffn(self._ffn_add_norm.sublayer_input(inputs), training=training)
         return self._ffn_add_norm(inputs, transformed, training=training)
 
-    def call(self, inputs, padding_mask=None, training=None, return_attention=False):
-        """Returns the block output, and {"self_attention": (B, h, T, T) weights} if `return_attention`."""
+    def call(self, inputs, padding_mask=None, training=None, return_attention_scores=False):
+        """The block output, and {"self_attention": (B, h, T, T) weights} if `return_attention_scores`."""
         outputs, weights = self._sublayer(
             self._self_add_norm,
             inputs,
             lambda x: self._self_attention(
-                x, key_mask=padding_mask, return_attention_scores=return_attention, training=training
+                x, key_mask=padding_mask, return_attention_scores=return_attention_scores, training=training
             ),
             training,
         )
         outputs = self._feed_forward(outputs, training)
-        return (outputs, {"self_attention": weights[0]}) if return_attention else outputs
+        return (outputs, {"self_attention": weights[0]}) if return_attention_scores else outputs
 
     def compute_output_shape(self, inputs_shape, *other_shapes):
         return inputs_shape
@@ -128,7 +127,7 @@ class EncoderBlock(keras.layers.Layer):
 class Encoder(Stack):
     """Embedding + `num_layers` `EncoderBlock`s: source ids (B, T), id 0 = padding -> (B, T, d_model).
 
-    With `return_trace=True` also returns {"self_attention": per-layer (B, h, T, T) weights,
+    With `return_attention_scores=True` also returns {"self_attention": per-layer (B, h, T, T) weights,
     "outputs": per-layer (B, T, d_model) block outputs}.
     """
 
@@ -137,10 +136,10 @@ class Encoder(Stack):
     def build(self, ids_shape):
         self._build_stack(ids_shape)
 
-    def call(self, ids, training=None, return_trace=False):
+    def call(self, ids, training=None, return_attention_scores=False):
         hidden = self._embed(ids, training)
         return self._run_blocks(
-            hidden, return_trace, padding_mask=keras.ops.not_equal(ids, 0), training=training
+            hidden, return_attention_scores, padding_mask=keras.ops.not_equal(ids, 0), training=training
         )
 
     def compute_output_shape(self, ids_shape):

@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# `norm`: where LayerNorm sits around each sublayer (layers/add_norm.py).
-NORM_MODES = ("post", "pre", "none")
 # `attention`: attention by content, or the ablation where each position reads only itself.
 ATTENTION_KINDS = ("full", "none")
 
@@ -25,7 +23,7 @@ class ModelConfig:
     """The model's knobs; the sizes are the model, everything else switches a part on, off or to another form.
 
     The `*_impl` fields and `positions` name a built-in (listed) or a user's own layer class by import path,
-    "package.module.ClassName" (tx_keras/models/components.py; contracts in docs/configuring.md).
+    "package.module.ClassName" (tx_keras/components.py; contracts in docs/configuring.md).
     """
 
     num_encoder_layers: int = 2  # encoder blocks (self-attention + FFN)
@@ -35,7 +33,7 @@ class ModelConfig:
     dff: int = 256  # hidden width of the feed-forward network
     dropout: float = 0.0  # dropout on attention weights, FFN hidden units, sublayer outputs, embeddings
     residual: bool = True  # the Add of Add + Norm: residual connections on/off
-    norm: str = "post"  # norm placement: post (the paper) | pre | none
+    norm: str = "post"  # norm placement: post (the paper) | pre | none (tx_keras/norm_placement.py)
     ffn: bool = True  # feed-forward sublayers on/off
     activation: str = "relu"  # FFN hidden activation: relu | gelu | silu | tanh
     attention: str = "full"  # full (attention by content) | none (each position reads only itself)
@@ -50,7 +48,8 @@ class ModelConfig:
 
     @property
     def key_dim(self) -> int:
-        """Features per head, d_model / num_heads (the width of a rotary position rotation)."""
+        """Features per head d_k = d_model / num_heads, derived here once for the model, the decoders' caches
+        and the config check (an attention layer built on its own derives its own from its arguments)."""
         return self.d_model // self.num_heads
 
 

@@ -60,19 +60,19 @@ class Stack(keras.layers.Layer):
         """`start_index`: the position of ids[:, 0] (a decoding step's new tokens)."""
         return self._embedding_dropout(self._embedding(ids, start_index=start_index), training=training)
 
-    def _run_blocks(self, hidden, return_trace: bool, **block_kwargs):
+    def _run_blocks(self, hidden, return_attention_scores: bool, **block_kwargs):
         """Every block in turn, collecting each block's attention weights and output when asked to."""
         trace: dict[str, list] = {"outputs": []}
         for block in self._blocks:
-            hidden = block(hidden, return_attention=return_trace, **block_kwargs)
-            if return_trace:
+            hidden = block(hidden, return_attention_scores=return_attention_scores, **block_kwargs)
+            if return_attention_scores:
                 hidden, weights = hidden
                 for name, value in weights.items():
                     trace.setdefault(name, []).append(value)
                 trace["outputs"].append(hidden)
         if self._final_norm is not None:
             hidden = self._final_norm(hidden)
-        return (hidden, trace) if return_trace else hidden
+        return (hidden, trace) if return_attention_scores else hidden
 
     def get_config(self) -> dict:
         return {

@@ -18,7 +18,7 @@ class Transformer(keras.Model):
     """Encoder + decoder + Dense to the target vocabulary; every knob is a field of `config`.
 
     Call with `(source_ids, decoder_input_ids)` (both int, id 0 = padding) -> logits (B, Tt, V_target).
-    With `return_attention=True` also returns a dict of every attention map (see `trace`), keyed
+    With `return_attention_scores=True` also returns a dict of every attention map (see `trace`), keyed
     `encoder_self/layer_i` (B, h, Ts, Ts), `decoder_self/layer_i` (B, h, Tt, Tt),
     `cross/layer_i` (B, h, Tt, Ts).
 
@@ -113,9 +113,13 @@ class Transformer(keras.Model):
         `cross/layer_i`; outputs keyed `encoder/layer_i`, `decoder/layer_i` (B, T, d_model).
         """
         source_ids, target_ids = inputs
-        memory, encoder = self.encoder(source_ids, training=training, return_trace=True)
+        memory, encoder = self.encoder(source_ids, training=training, return_attention_scores=True)
         hidden, decoder = self.decoder(
-            target_ids, memory, source_mask=ops.not_equal(source_ids, 0), training=training, return_trace=True
+            target_ids,
+            memory,
+            source_mask=ops.not_equal(source_ids, 0),
+            training=training,
+            return_attention_scores=True,
         )
         attention, outputs = {}, {}
         for name, values in (
@@ -128,8 +132,8 @@ class Transformer(keras.Model):
             outputs.update({f"{name}/layer_{i + 1}": value for i, value in enumerate(values)})
         return self.logits(hidden), attention, outputs
 
-    def call(self, inputs, training=None, return_attention=False):
-        if return_attention:
+    def call(self, inputs, training=None, return_attention_scores=False):
+        if return_attention_scores:
             logits, attention, _ = self.trace(inputs, training)
             return logits, attention
         source_ids, target_ids = inputs

@@ -2,6 +2,7 @@
 
 `atomic_write` (the one way any file of the suite is written), `summary` (summary.json), `run_marker`
 (run.json and the same-config check), `checkpoint` (checkpoints/last.npz), `event_rollback`, `resume`
-(start a folder or continue it), `overrides` (Hydra's `.hydra/overrides.yaml`) and `flatten` (dotted
-config keys). Import the module you need: this file imports nothing, so the light ones stay light.
+(start a folder or continue it), `overrides` (Hydra's `.hydra/overrides.yaml`), `flatten` (dotted
+config keys), `attention_format` and `attention_summaries` (the raw attention the Attention tab reads).
+Import the module you need: this file imports nothing, so the light ones stay light.
 """

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
-import tx_keras
 from tx_keras.run_folder.atomic_write import write_json
 from tx_keras.run_folder.flatten import flatten
 from tx_keras.run_folder.run_folder_error import RunFolderError
@@ -43,7 +43,7 @@ def read_marker(run_dir: Path) -> dict[str, Any] | None:
     if run_format != RUN_FORMAT:
         raise RunFolderError(
             f"{run_dir} was written by tx_keras {version} (run format {run_format}); tx_keras "
-            f"{tx_keras.__version__} reads run format {RUN_FORMAT}: resume it with tx_keras {version} "
+            f"{package_version('tx_keras')} reads run format {RUN_FORMAT}: resume it with tx_keras {version} "
             "or start a new run folder"
         )
     return marker
@@ -51,7 +51,7 @@ def read_marker(run_dir: Path) -> dict[str, Any] | None:
 
 def write_marker(run_dir: Path, config: Mapping[str, Any]) -> None:
     """Mark `run_dir` as a tx_keras run of this format, started with the resolved `config`."""
-    marker = {"format": RUN_FORMAT, "tx_keras_version": tx_keras.__version__, "config": config}
+    marker = {"format": RUN_FORMAT, "tx_keras_version": package_version("tx_keras"), "config": config}
     write_json(run_dir / MARKER_NAME, marker)
 
 

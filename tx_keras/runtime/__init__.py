@@ -1,1 +1,3 @@
-"""Process-wide settings made before TensorFlow starts: quiet start-up, memory allocator."""
+"""Process-wide settings made before TensorFlow starts: quiet start-up, memory allocator. Only the commands
+(tx_keras/cli) import quiet_startup and call configure_allocator; the library modules do neither.
+"""

@@ -9,8 +9,11 @@ The worst case was ours: `tf.data.Dataset.from_generator` (the old bucketed pipe
 (tx_keras/data/pipeline.py); glibc's own dynamic thresholds still left ~15 % of the CPU in the kernel for
 the tatoeba_small model, and keeping freed memory in the process brings that to ~3 %.
 
-`configure_allocator()` runs when `tx_keras` is imported (so in tx-train, its sweep workers, tx-bench and
-the tests alike) and is chosen by the `TX_KERAS_ALLOCATOR` environment variable:
+`configure_allocator()` is called by the commands that run TensorFlow (tx-train and each of its sweep
+jobs, tx-bench, tx-export, tx-translate) before TensorFlow starts, never on import: a library leaves its
+host's heap alone (TensorBoard imports the Attention plugin, notebooks import the layers, and a heap that
+never shrinks is the wrong default for them). tx-board, tx-compare and tx-claims keep the system's. The
+choice is the `TX_KERAS_ALLOCATOR` environment variable:
 
 - `tuned` (default): glibc `mallopt(M_MMAP_MAX, 0)`, `mallopt(M_TRIM_THRESHOLD, -1)` and
   `mallopt(M_ARENA_MAX, 1)` through ctypes, so large buffers come from the heap and freed ones stay there
@@ -18,9 +21,10 @@ the tests alike) and is chosen by the `TX_KERAS_ALLOCATOR` environment variable:
   arena of 64 MB heaps and maps any larger block anew, whatever M_MMAP_MAX says: the (2, rows, h, T, d_k)
   decoding caches of the end-of-run evaluation are 70 MiB each (512 rows, 70 positions, d_model 256), and
   without the limit that evaluation spent half its CPU time in the kernel. One arena for every thread
-  measured no slower for training on 2 cores (per CPU-second, tx-bench's real path). It works at run time
-  (no re-exec); the cost is that the process keeps its peak heap until it exits. On a system without glibc
-  it does nothing (and says so).
+  measured no slower for training on 2 cores (per CPU-second, tx-bench's real path); on many cores every
+  thread's larger allocations share that arena's lock (docs/performance.md, "The allocator"). It works at
+  run time (no re-exec); the cost is that the process keeps its peak heap until it exits. On a system
+  without glibc it does nothing (and says so).
 - `bfc`: TensorFlow's pooled BFC allocator for CPU tensors (`TF_CPU_ALLOCATOR_USE_BFC=true`); only takes
   effect when set before TensorFlow is imported. Measured: fewer faults than glibc's default, more than
   `tuned`.
@@ -51,6 +55,11 @@ def configure_allocator() -> str:
     if _applied is None:
         _applied = _apply(os.environ.get(ENV, "tuned").strip().lower() or "tuned")
     return _applied
+
+
+def applied() -> str:
+    """What `configure_allocator` did in this process, without applying anything (a run's report)."""
+    return _applied or "allocator: the system's as it is (not configured in this process)"
 
 
 def _apply(choice: str) -> str:

@@ -40,12 +40,10 @@ from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
 from tx_keras.training.callbacks.validation_exact_match import LOG_KEY, ValidationExactMatch
 from tx_keras.training.hparams import write_hparams
-from tx_keras.training.learning_rate import Cooldown, build_schedule
-from tx_keras.training.masked_accuracy import MaskedAccuracy
-from tx_keras.training.masked_loss import MaskedCrossEntropy
+from tx_keras.training.learning_rate import Cooldown
+from tx_keras.training.model_compile import compile_model
 from tx_keras.training.precision import precision_policy
 from tx_keras.training.stage import stage
-from tx_keras.training.token_mean_loss import TokenMeanLoss
 from tx_keras.user_error import UserError
 
 
@@ -58,22 +56,6 @@ def build_model(cfg: DictConfig, task: Task) -> Transformer:
         max_source_length=task.source_length,
         max_target_length=task.target_length - 1,  # the decoder reads SOS..last word, never the final EOS
     )
-
-
-def compile_model(model: Transformer, trainer: DictConfig) -> keras.optimizers.schedules.LearningRateSchedule:
-    """Adam(0.9, 0.98, 1e-9) on `trainer.schedule` (Noam or constant), masked loss and accuracy, optional
-    clipping."""
-    schedule = build_schedule(trainer, model.d_model)
-    optimizer = keras.optimizers.Adam(
-        schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9, global_clipnorm=trainer.clip_norm
-    )
-    model.compile(
-        optimizer=optimizer,
-        loss=MaskedCrossEntropy(trainer.label_smoothing),
-        metrics=[TokenMeanLoss(trainer.label_smoothing), MaskedAccuracy()],  # "loss": per token, not per row
-        jit_compile=trainer.jit_compile,  # "auto" is Keras' choice: XLA on a GPU, off on a CPU
-    )
-    return schedule
 
 
 def _dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs) -> tf.data.Dataset:

@@ -10,9 +10,14 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from tx_keras.explorer.metadata import KINDS, ProbeAttention
-from tx_keras.explorer.summary import BYTES_PER_WEIGHT, probes_within, stack_layers, write_attention
 from tx_keras.plots import attention_grid_image
+from tx_keras.run_folder.attention_format import KINDS, ProbeAttention
+from tx_keras.run_folder.attention_summaries import (
+    BYTES_PER_WEIGHT,
+    probes_within,
+    stack_layers,
+    write_attention,
+)
 from tx_keras.training.callbacks.logged_epochs import LoggedEpochs
 from tx_keras.training.callbacks.probes import Probes
 from tx_keras.training.callbacks.summary_callback import SummaryCallback

@@ -1,5 +1,5 @@
-"""The one way the suite writes values at a position: a decoding cache's new keys and values, the word
-chosen at a step, the attention row of that word."""
+"""The one way the suite writes values at a position: a decoding cache's new keys and values (the attention
+layers), the word chosen at a step and the attention row of that word (tx_keras/decoding)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
-"""Writing the explorer's raw attention summaries: every kind, layer and head of each probe sentence."""
+"""Writing the raw attention summaries the explorer reads: every kind, layer and head of each probe
+sentence (format: attention_format.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import tensorflow as tf
 
-from tx_keras.explorer.metadata import KINDS, ProbeAttention
+from tx_keras.run_folder.attention_format import KINDS, ProbeAttention
 
 BYTES_PER_WEIGHT = 2  # float16
 

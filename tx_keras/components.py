@@ -4,6 +4,10 @@ A model config names its attention, position encoding, feed-forward network and 
 user tries a new form by writing `model.attention_impl=my_package.my_module.MyAttention` instead of forking
 the suite. Built-ins are import paths too, resolved lazily, so this module imports nothing heavy: the
 config check names the built-ins before TensorFlow starts, and imports only a user's own classes.
+
+A leaf at the bottom of the package, below the layers: the layers resolve their parts through it (the
+embedding its positions, AddNorm its norm) and the models their blocks' parts, and a lower package never
+imports a higher one (tests/test_import_layers.py).
 """
 
 from __future__ import annotations
@@ -63,6 +67,16 @@ def resolve(kind: str, name: str) -> type[keras.layers.Layer] | None:
     return found
 
 
-def rotates_queries_and_keys(positions: type[keras.layers.Layer] | None) -> bool:
-    """Whether a position class works inside self-attention (rotary) rather than on the embeddings."""
-    return bool(getattr(positions, "rotates_queries_and_keys", False))
+def position_classes(
+    name: str,
+) -> tuple[type[keras.layers.Layer] | None, type[keras.layers.Layer] | None]:
+    """(the class whose encodings are added to the embeddings, the class that rotates each head's queries and
+    keys inside self-attention) for the `positions` name: one of them, or neither ("none").
+
+    The one place the rotary-or-added choice is made: a class that sets `rotates_queries_and_keys = True`
+    (RotaryPositions) acts in the attention; any other is added by TokenAndPositionEmbedding.
+    """
+    found = resolve("positions", name)
+    if found is not None and getattr(found, "rotates_queries_and_keys", False):
+        return None, found
+    return found, None

@@ -1,4 +1,5 @@
-"""How the explorer's summaries are tagged and labelled, shared by the writer (training) and the plugin."""
+"""How the raw attention summaries of a run folder are tagged and labelled: the format shared by their
+writer (training's AttentionMaps) and their reader (the explorer's TensorBoard plugin)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,33 @@
+"""How tx-train compiles a Transformer: its optimizer, schedule, loss and metrics, in one function that
+tx-bench's real path calls too (so it times the step users train with, without importing the run hub)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import keras
+from omegaconf import DictConfig
+
+from tx_keras.training.learning_rate import build_schedule
+from tx_keras.training.masked_accuracy import MaskedAccuracy
+from tx_keras.training.masked_loss import MaskedCrossEntropy
+from tx_keras.training.token_mean_loss import TokenMeanLoss
+
+if TYPE_CHECKING:
+    from tx_keras.models import Transformer
+
+
+def compile_model(model: Transformer, trainer: DictConfig) -> keras.optimizers.schedules.LearningRateSchedule:
+    """Adam(0.9, 0.98, 1e-9) on `trainer.schedule` (Noam or constant), masked loss and accuracy, optional
+    clipping."""
+    schedule = build_schedule(trainer, model.d_model)
+    optimizer = keras.optimizers.Adam(
+        schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9, global_clipnorm=trainer.clip_norm
+    )
+    model.compile(
+        optimizer=optimizer,
+        loss=MaskedCrossEntropy(trainer.label_smoothing),
+        metrics=[TokenMeanLoss(trainer.label_smoothing), MaskedAccuracy()],  # "loss": per token, not per row
+        jit_compile=trainer.jit_compile,  # "auto" is Keras' choice: XLA on a GPU, off on a CPU
+    )
+    return schedule
