@@ -1,0 +1,71 @@
+"""A run folder the disk stops writing (full, over quota, read-only, gone) as one line saying what to do.
+
+Python reports such a fault as `OSError` with its errno; TensorFlow's file writers (event files, the
+SavedModel) as an `OpError` whose message ends in the C library's text for that errno (e.g. the summary
+writer's `ResourceExhaustedError: .../events.out.tfevents...; No space left on device`). Either way the
+run cannot go on, and every file it wrote before is still whole (atomic writes; event files are cut back
+to the checkpoint on resume), so the line tells the user to fix the disk and resume.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from pathlib import Path
+
+DISK_FAULT_EXIT_CODE = 74  # EX_IOERR of sysexits.h: an input/output error
+
+_WHAT = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.ENOENT: "folder vanished",
+}
+_FIX = {
+    errno.ENOSPC: "free space",
+    errno.EDQUOT: "free space or raise the quota",
+    errno.EROFS: "make the file system writable",
+    errno.EACCES: "make the folder writable",
+    errno.EPERM: "make the folder writable",
+    errno.ENOENT: "put the run folder back (or start afresh in a new one)",
+}
+# TensorFlow's messages: "<path>; <strerror>" (the path may hold spaces, never a semicolon here).
+_STRERRORS = "|".join(re.escape(os.strerror(number)) for number in _WHAT)
+_TF_MESSAGE = re.compile(r"(?:^|\}\} )([^;\n]+); (" + _STRERRORS + ")")
+
+
+def _errno_of(error: BaseException) -> tuple[int, str | None] | None:
+    """The fault's errno and the file it was writing, when `error` itself is a disk fault."""
+    if isinstance(error, OSError) and error.errno in _WHAT:
+        if error.errno == errno.ENOENT and (error.filename is None or Path(error.filename).parent.exists()):
+            return None  # a missing input file is no disk fault: only a folder that went away while writing
+        return error.errno, None if error.filename is None else str(error.filename)
+    if type(error).__module__.startswith("tensorflow"):
+        found = _TF_MESSAGE.search(str(error))
+        if found:
+            number = next(n for n in _WHAT if os.strerror(n) == found.group(2))
+            if number == errno.ENOENT and Path(found.group(1)).parent.exists():
+                return None
+            return number, found.group(1).strip()
+    return None
+
+
+def disk_fault(error: BaseException) -> tuple[str, str] | None:
+    """(what went wrong while writing which file, what to do) when `error`, or an error it was raised
+    from or while handling, is a disk fault; None for anything else."""
+    seen: set[int] = set()
+    chain: list[BaseException] = []
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    for link in reversed(chain):  # the first fault: later ones are often its consequences
+        found = _errno_of(link)
+        if found is not None:
+            number, path = found
+            where = f" while writing {path}" if path else ""
+            return f"{_WHAT[number]}{where}", _FIX[number]
+    return None
