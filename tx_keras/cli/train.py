@@ -77,7 +77,7 @@ def _train(cfg: DictConfig) -> float:
         print(line, file=sys.stderr)
         sys.exit(INTERRUPTED_EXIT_CODE)
     except Exception as error:
-        fault = disk_fault(error)
+        fault = disk_fault(error, run_dir)
         if fault is None:
             raise
         what, fix = fault  # a sweep ends here too: its next jobs would meet the same disk

@@ -22,7 +22,7 @@ _WHAT = {
     errno.EROFS: "read-only file system",
     errno.EACCES: "permission denied",
     errno.EPERM: "permission denied",
-    errno.ENOENT: "folder vanished",
+    errno.ENOENT: "the run folder vanished",
 }
 _FIX = {
     errno.ENOSPC: "free space",
@@ -32,30 +32,35 @@ _FIX = {
     errno.EPERM: "make the folder writable",
     errno.ENOENT: "put the run folder back (or start afresh in a new one)",
 }
-# TensorFlow's messages: "<path>; <strerror>" (the path may hold spaces, never a semicolon here).
-_STRERRORS = "|".join(re.escape(os.strerror(number)) for number in _WHAT)
-_TF_MESSAGE = re.compile(r"(?:^|\}\} )([^;\n]+); (" + _STRERRORS + ")")
+# TensorFlow's messages: "{{function_node ...}} <path>; <strerror>", or without the node "<path>; <strerror>".
+_STRERRORS = "(" + "|".join(re.escape(os.strerror(number)) for number in _WHAT) + ")"
+_TF_MESSAGES = (re.compile(r"\}\} ([^;\n]+); " + _STRERRORS), re.compile(r"(\S+); " + _STRERRORS))
 
 
 def _errno_of(error: BaseException) -> tuple[int, str | None] | None:
-    """The fault's errno and the file it was writing, when `error` itself is a disk fault."""
+    """The errno and the file being written, when `error` itself is an OS error of a kind in _WHAT."""
     if isinstance(error, OSError) and error.errno in _WHAT:
-        if error.errno == errno.ENOENT and (error.filename is None or Path(error.filename).parent.exists()):
-            return None  # a missing input file is no disk fault: only a folder that went away while writing
         return error.errno, None if error.filename is None else str(error.filename)
     if type(error).__module__.startswith("tensorflow"):
-        found = _TF_MESSAGE.search(str(error))
+        found = next(filter(None, (pattern.search(str(error)) for pattern in _TF_MESSAGES)), None)
         if found:
-            number = next(n for n in _WHAT if os.strerror(n) == found.group(2))
-            if number == errno.ENOENT and Path(found.group(1)).parent.exists():
-                return None
-            return number, found.group(1).strip()
+            return next(n for n in _WHAT if os.strerror(n) == found.group(2)), found.group(1).strip()
     return None
 
 
-def disk_fault(error: BaseException) -> tuple[str, str] | None:
+def _vanished(path: str | None, run_dir: Path | None) -> bool:
+    """A missing file is a disk fault only when it is the run folder that went away under the run (a
+    missing input file is the user's or a bug)."""
+    if path is None or run_dir is None:
+        return False
+    run_dir = Path(run_dir).absolute()
+    return not run_dir.exists() and run_dir in Path(path).absolute().parents
+
+
+def disk_fault(error: BaseException, run_dir: Path | None = None) -> tuple[str, str] | None:
     """(what went wrong while writing which file, what to do) when `error`, or an error it was raised
-    from or while handling, is a disk fault; None for anything else."""
+    from or while handling, is a disk fault; None for anything else. A vanished folder counts only for
+    files of `run_dir`."""
     seen: set[int] = set()
     chain: list[BaseException] = []
     while error is not None and id(error) not in seen:
@@ -64,7 +69,7 @@ def disk_fault(error: BaseException) -> tuple[str, str] | None:
         error = error.__cause__ or error.__context__
     for link in reversed(chain):  # the first fault: later ones are often its consequences
         found = _errno_of(link)
-        if found is not None:
+        if found is not None and (found[0] != errno.ENOENT or _vanished(found[1], run_dir)):
             number, path = found
             where = f" while writing {path}" if path else ""
             return f"{_WHAT[number]}{where}", _FIX[number]

@@ -81,7 +81,7 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
         objective = run(cfg, run_dir)
     except Exception as error:  # run() has recorded it as failed in summary.json
         _LOG.debug("the run failed", exc_info=True)  # the traceback, for train.log
-        if disk_fault(error) is not None:  # nothing was recorded; a sweep's next jobs would fail alike
+        if disk_fault(error, run_dir) is not None:  # not recorded; a sweep's next jobs would fail alike
             raise
         if not isolate_failures:
             report(run_dir)

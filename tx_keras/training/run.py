@@ -334,7 +334,7 @@ def run(cfg: DictConfig, run_dir: Path) -> float:
     try:
         summary.update(_train_and_evaluate(cfg, run_dir, checkpoint))
     except Exception as error:  # recorded, then re-raised: a crash must not look like a missing run
-        if disk_fault(error) is not None:
+        if disk_fault(error, run_dir) is not None:
             raise  # the disk refuses this folder's writes: recording it there would fail the same way
         summary.update(status="failed", reason=f"{type(error).__name__}: {error}")
         _record(cfg, run_dir, summary, started)

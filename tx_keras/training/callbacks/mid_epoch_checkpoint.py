@@ -53,6 +53,7 @@ class MidEpochCheckpoint(keras.callbacks.Callback):
         self._done = resume.epoch if resume is not None else 0  # completed epochs
         self._skip = tf.Variable(0, dtype=tf.int64, trainable=False) if self._resume else None
         self._dataset: tf.data.Dataset | None = None
+        self._length = -1  # batches an epoch when the dataset declares it (fixed batching), else -1
         self._signals: stop_signals.StopSignals | None = None
         self._epoch_checkpoint: EpochCheckpoint | None = None
         self._stateful: list[keras.callbacks.Callback] = []
@@ -66,6 +67,7 @@ class MidEpochCheckpoint(keras.callbacks.Callback):
         trained before."""
         if self._resume is None:
             return dataset
+        self._length = int(dataset.cardinality())
         self._dataset = skip_batches(dataset, self._skip)
         return self._dataset
 
@@ -91,9 +93,14 @@ class MidEpochCheckpoint(keras.callbacks.Callback):
         for callback in self._stateful:
             callback.restore_mid_epoch_state(resume.logs)
         self._offset = resume.batch
-        # Counted, not known: Keras would take a partial first epoch's length for every later epoch's
-        # when the epoch ends by running out of data, so this epoch is ended by hand at its last batch.
-        self._remaining = int(self._dataset.reduce(np.int64(0), lambda count, _: count + 1))
+        # Ended by hand at its last batch: Keras would otherwise look for its end one step later (a step
+        # that advances dropout seeds) or, on a dataset of unknown length, take this short epoch's length
+        # for every later epoch's. Bucketed batches declare no length: counted.
+        self._remaining = (
+            self._length - resume.batch
+            if self._length >= 0
+            else int(self._dataset.reduce(np.int64(0), lambda count, _: count + 1))
+        )
 
     def on_train_batch_begin(self, batch: int, logs: dict | None = None) -> None:
         position = self._offset + batch

@@ -1,0 +1,282 @@
+"""Preemption: SIGTERM/SIGINT stop training at the next step with a mid-epoch checkpoint, and the resumed
+epoch trains exactly the batches that were left, so the run ends as if it had never stopped."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from tensorboard.compat.proto.event_pb2 import Event
+
+from tx_keras.data import make_dataset
+from tx_keras.run_folder.checkpoint import load_checkpoint, restore
+from tx_keras.run_folder.resume import STEP_LOSS_TAG
+from tx_keras.training.callbacks.epoch_scalars import EpochScalars
+from tx_keras.training.callbacks.epoch_variable import EpochVariable
+from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
+from tx_keras.training.masked_accuracy import MaskedAccuracy
+from tx_keras.training.masked_loss import MaskedCrossEntropy
+from tx_keras.training.stop_signals import INTERRUPTED_EXIT_CODE, Interrupted, StopSignals
+from tx_keras.training.token_mean_loss import TokenMeanLoss
+
+VOCAB, LENGTH, ROWS, BATCH, EPOCHS = 12, 6, 80, 8, 2  # 10 steps an epoch
+STEPS = ROWS // BATCH
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    source = rng.integers(1, VOCAB, size=(ROWS, LENGTH)).astype("int32")
+    target = rng.integers(1, VOCAB, size=(ROWS, LENGTH)).astype("int32")
+    target[:, -2:] = 0  # padding: the metrics count real tokens only
+    return source, target
+
+
+def _model(seed):
+    keras.utils.set_random_seed(seed)
+    source, decoder = keras.Input((LENGTH,), dtype="int32"), keras.Input((LENGTH - 1,), dtype="int32")
+    hidden = keras.layers.Dropout(0.3)(keras.layers.Embedding(VOCAB, 8)(decoder))  # a seed state to keep
+    model = keras.Model([source, decoder], keras.layers.Dense(VOCAB)(hidden))
+    model.compile(
+        keras.optimizers.Adam(1e-2), MaskedCrossEntropy(), metrics=[TokenMeanLoss(), MaskedAccuracy()]
+    )
+    model.optimizer.build(model.trainable_variables)
+    return model
+
+
+def _fit(model, folder, checkpoint=None, extra=()):
+    """fit() as training/run.py wires it: the epoch variable drives the order, the mid-epoch callback last."""
+    initial = checkpoint.epoch if checkpoint else 0
+    epoch = tf.Variable(initial, dtype=tf.int64, trainable=False)
+    train = make_dataset(*_data(), BATCH, shuffle=True, seed=3, epoch=epoch)
+    callbacks = [EpochVariable(epoch), EpochScalars(folder, loss_every_steps=3), *extra]
+    mid_epoch = MidEpochCheckpoint(folder / "last.npz", callbacks, checkpoint, None, enabled=True)
+    callbacks.append(mid_epoch)
+    history = model.fit(
+        mid_epoch.skipping(train), initial_epoch=initial, epochs=EPOCHS, callbacks=callbacks, verbose=0
+    )
+    return history.history
+
+
+class _SignalAt(keras.callbacks.Callback):
+    """Sends this process `number` during the step that ends at optimizer step `step`."""
+
+    def __init__(self, step, number=signal.SIGTERM):
+        super().__init__()
+        self.step, self.number = step, number
+
+    def on_train_batch_end(self, batch, logs=None):
+        if int(self.model.optimizer.iterations.numpy()) == self.step:
+            os.kill(os.getpid(), self.number)
+
+
+def _points(folder, tags=None):
+    """Every (tag, step, value) in the folder's event files, in file order (a restart adds a file)."""
+    points = []
+    for path in sorted(folder.glob("events.out.tfevents.*")):
+        for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
+            event = Event.FromString(record)
+            points += [
+                (value.tag, event.step, value.tensor.SerializeToString())
+                for value in event.summary.value
+                if tags is None or value.tag in tags
+            ]
+    return points
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_mid_epoch_checkpoints_and_the_resume_ends_equal(tmp_path, number):
+    straight = _model(0)
+    expected = _fit(straight, tmp_path / "straight")
+
+    stopped = _model(0)
+    expected_line = r"in epoch 2 after 3 of its batches; checkpoint saved"
+    with StopSignals(), pytest.raises(Interrupted, match=expected_line):
+        _fit(stopped, tmp_path / "run", extra=[_SignalAt(STEPS + 3, number)])
+    checkpoint = load_checkpoint(tmp_path / "run" / "last.npz")
+    assert (checkpoint.epoch, checkpoint.batch, checkpoint.step) == (1, 3, STEPS + 3)  # no step lost
+    assert len(checkpoint.metrics) == len(stopped.metrics_variables)
+
+    resumed = _model(1)  # other weights and dropout seeds: all must come from the checkpoint
+    restore(resumed, checkpoint, tmp_path / "run" / "last.npz")
+    # The per-step loss curve as a resume leaves it: the points up to the checkpoint's step (resume.py).
+    history = _fit(resumed, tmp_path / "run", checkpoint)
+    for a, b in zip(straight.variables, resumed.variables, strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # The resumed epoch's logs are the whole epoch's, not those of the batches left.
+    assert {key: values[-1] for key, values in history.items()} == {k: v[-1] for k, v in expected.items()}
+    # Every curve point once, with the uninterrupted run's values (the per-step loss included: its
+    # window open at the signal was carried over).
+    points = _points(tmp_path / "run" / "train")
+    assert sorted(points) == sorted(_points(tmp_path / "straight" / "train"))
+    assert len([point for point in points if point[0] == STEP_LOSS_TAG]) == 2 * (STEPS // 3 + 1)
+
+
+def test_a_signal_at_an_epochs_end_stops_after_it_with_its_checkpoint(tmp_path):
+    model = _model(0)
+    with StopSignals(), pytest.raises(Interrupted, match=r"after epoch 1; checkpoint saved"):
+        _fit(model, tmp_path, extra=[_SignalAt(STEPS)])  # during the epoch's last step
+    checkpoint = load_checkpoint(tmp_path / "last.npz")
+    assert (checkpoint.epoch, checkpoint.batch, checkpoint.step) == (1, 0, STEPS)
+    assert "loss" in checkpoint.logs and not checkpoint.metrics
+
+
+def test_outside_training_a_signal_stops_at_once_and_restores_the_handlers():
+    before = signal.getsignal(signal.SIGTERM)
+    expected_line = "SIGTERM outside training; the last checkpoint stays"
+    with pytest.raises(Interrupted, match=expected_line), StopSignals():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises first
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_second_signal_exits_at_once():
+    code = (
+        "import os, signal, time\n"
+        "from tx_keras.training.stop_signals import StopSignals\n"
+        "with StopSignals() as signals:\n"
+        "    signals.training = True\n"  # the first one only asks for a stop at the next step
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    time.sleep(0.1)\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    time.sleep(5)\n"
+        "print('not reached')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 128 + signal.SIGTERM and result.stdout == ""
+    assert result.stderr == "tx-train: second SIGTERM: stopping at once, without a checkpoint\n"
+
+
+def test_checkpoints_every_n_minutes_land_inside_epochs_and_resume_equal(tmp_path):
+    straight = _model(0)
+    _fit(straight, tmp_path / "straight")
+
+    timed = _model(0)
+    epoch = tf.Variable(0, dtype=tf.int64, trainable=False)
+    train = make_dataset(*_data(), BATCH, shuffle=True, seed=3, epoch=epoch)
+    callbacks = [EpochVariable(epoch)]
+    saved = []
+
+    class Watch(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            checkpoint = load_checkpoint(tmp_path / "last.npz")
+            saved.append(None if checkpoint is None else (checkpoint.epoch, checkpoint.batch))
+
+    callbacks.append(Watch())
+    callbacks.append(MidEpochCheckpoint(tmp_path / "last.npz", callbacks, None, 1e-9, enabled=True))
+    timed.fit(train, epochs=1, callbacks=callbacks, verbose=0)
+    # Due before every step but the epoch's first: written between steps, never at an epoch's end.
+    assert saved == [None] + [(0, batch) for batch in range(1, STEPS)]
+
+    checkpoint = load_checkpoint(tmp_path / "last.npz")  # as if killed -9 during the last step
+    resumed = _model(1)
+    restore(resumed, checkpoint, tmp_path / "last.npz")
+    _fit(resumed, tmp_path / "run", checkpoint)
+    for a, b in zip(straight.variables, resumed.variables, strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+# End to end, as a user meets it: tiny, deterministic, with dropout; 64 steps an epoch, so that a SIGTERM
+# sent once epoch 2 is under way lands inside it.
+RUN = [
+    "model=tiny",
+    "model.dropout=0.1",
+    "trainer.epochs=2",
+    "trainer.batch_size=16",
+    "trainer.deterministic=true",
+    "data.num_train=1024",
+    "data.num_validation=32",
+    "data.num_test=32",
+    "logging.verbose=0",
+    "logging.loss_every_steps=1",
+    "logging.probes=1",
+    "logging.attention_maps=first_last",
+    "export.enabled=false",
+]
+RUN_STEPS = 64
+
+
+def _command(run_dir):
+    return [sys.executable, "-m", "tx_keras.cli.train", *RUN, f"hydra.run.dir={run_dir}"]
+
+
+def _arrays(run_dir):
+    with np.load(run_dir / "checkpoints" / "last.npz", allow_pickle=False) as archive:
+        return {name: archive[name] for name in archive.files}
+
+
+def _last_step_logged(run_dir):
+    """The last optimizer step whose loss point is on disk (a record being written is skipped)."""
+    steps = [-1]
+    for path in (run_dir / "train").glob("events.out.tfevents.*"):
+        try:
+            for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
+                event = Event.FromString(record)
+                steps += [event.step for value in event.summary.value if value.tag == STEP_LOSS_TAG]
+        except tf.errors.DataLossError:
+            pass
+    return max(steps)
+
+
+def _other_lines(stderr):
+    """stderr without TensorFlow's C++ log lines (`E0000 ...`: a oneDNN notice on some CPUs)."""
+    return [line for line in stderr.splitlines() if not (line[:1] in "EWI" and line[1:5].isdigit())]
+
+
+def _same_run(reference: Path, run_dir: Path) -> None:
+    a, b = _arrays(reference), _arrays(run_dir)
+    assert a.keys() == b.keys() and all(np.array_equal(a[name], b[name]) for name in a)
+    summaries = [json.loads((run / "summary.json").read_text()) for run in (reference, run_dir)]
+    assert summaries[1]["status"] == "completed" and summaries[1]["epochs"] == 2
+    assert summaries[0]["metrics"] == summaries[1]["metrics"]
+    for folder in ("train", "validation"):  # every curve point once, the same values
+        assert sorted(_points(run_dir / folder)) == sorted(_points(reference / folder)), folder
+    # The dashboard's: each step once (diagnostics before training and after each epoch, the maps of the
+    # first and last epochs, the final scores).
+    tags = ("layers/gradient_norm/encoder/layer_1", "attention/cross/layer_1", "final/test_exact_match")
+    steps = [(tag, step) for tag, step, _ in _points(run_dir, tags)]
+    assert sorted(steps) == sorted((tag, step) for tag, step, _ in _points(reference, tags))
+    assert len(steps) == 3 + 2 + 1
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """An uninterrupted run, trained while the test interrupts its twin (they share only the machine)."""
+    run_dir = tmp_path_factory.mktemp("reference") / "run"
+    return run_dir, subprocess.Popen(_command(run_dir), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+@pytest.mark.slow  # ~60 s on 2 busy cores (the in-process test above covers the mechanism by default)
+def test_sigterm_then_the_same_command_equals_an_uninterrupted_run(reference, tmp_path):
+    run_dir = tmp_path / "run"
+    process = subprocess.Popen(_command(run_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while process.poll() is None and time.monotonic() < deadline:
+        sent_after = _last_step_logged(run_dir)
+        if sent_after >= RUN_STEPS + 5:  # epoch 2 is under way
+            process.send_signal(signal.SIGTERM)
+            break
+        time.sleep(0.05)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == INTERRUPTED_EXIT_CODE, stderr[-2000:]
+    meta = json.loads(str(_arrays(run_dir)["meta"]))
+    assert meta["epoch"] == 1 and 0 < meta["batch"] < RUN_STEPS  # inside epoch 2
+    assert meta["step"] == RUN_STEPS + meta["batch"] > sent_after  # no completed step lost
+    assert _other_lines(stderr) == [
+        f"tx-train: interrupted by SIGTERM in epoch 2 after {meta['batch']} of its batches; "
+        f"checkpoint saved; resume with: tx-train resume={run_dir}"
+    ]
+    assert not (run_dir / "summary.json").exists()
+
+    again = subprocess.run(_command(run_dir), capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert f"resuming {run_dir} after epoch 1 of 2 and {meta['batch']} batches of epoch 2" in again.stdout
+    reference_dir, reference_process = reference
+    assert reference_process.wait(timeout=600) == 0
+    _same_run(reference_dir, run_dir)
