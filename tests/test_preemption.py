@@ -1,13 +1,11 @@
 """Preemption: SIGTERM/SIGINT stop training at the next step with a mid-epoch checkpoint, and the resumed
 epoch trains exactly the batches that were left, so the run ends as if it had never stopped."""
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -23,7 +21,7 @@ from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
-from tx_keras.training.stop_signals import INTERRUPTED_EXIT_CODE, Interrupted, StopSignals
+from tx_keras.training.stop_signals import Interrupted, StopSignals
 from tx_keras.training.token_mean_loss import TokenMeanLoss
 
 VOCAB, LENGTH, ROWS, BATCH, EPOCHS = 12, 6, 80, 8, 2  # 10 steps an epoch
@@ -180,103 +178,3 @@ def test_checkpoints_every_n_minutes_land_inside_epochs_and_resume_equal(tmp_pat
     _fit(resumed, tmp_path / "run", checkpoint)
     for a, b in zip(straight.variables, resumed.variables, strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-
-
-# End to end, as a user meets it: tiny, deterministic, with dropout; 64 steps an epoch, so that a SIGTERM
-# sent once epoch 2 is under way lands inside it.
-RUN = [
-    "model=tiny",
-    "model.dropout=0.1",
-    "trainer.epochs=2",
-    "trainer.batch_size=16",
-    "trainer.deterministic=true",
-    "data.num_train=1024",
-    "data.num_validation=32",
-    "data.num_test=32",
-    "logging.verbose=0",
-    "logging.loss_every_steps=1",
-    "logging.probes=1",
-    "logging.attention_maps=first_last",
-    "export.enabled=false",
-]
-RUN_STEPS = 64
-
-
-def _command(run_dir):
-    return [sys.executable, "-m", "tx_keras.cli.train", *RUN, f"hydra.run.dir={run_dir}"]
-
-
-def _arrays(run_dir):
-    with np.load(run_dir / "checkpoints" / "last.npz", allow_pickle=False) as archive:
-        return {name: archive[name] for name in archive.files}
-
-
-def _last_step_logged(run_dir):
-    """The last optimizer step whose loss point is on disk (a record being written is skipped)."""
-    steps = [-1]
-    for path in (run_dir / "train").glob("events.out.tfevents.*"):
-        try:
-            for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
-                event = Event.FromString(record)
-                steps += [event.step for value in event.summary.value if value.tag == STEP_LOSS_TAG]
-        except tf.errors.DataLossError:
-            pass
-    return max(steps)
-
-
-def _other_lines(stderr):
-    """stderr without TensorFlow's C++ log lines (`E0000 ...`: a oneDNN notice on some CPUs)."""
-    return [line for line in stderr.splitlines() if not (line[:1] in "EWI" and line[1:5].isdigit())]
-
-
-def _same_run(reference: Path, run_dir: Path) -> None:
-    a, b = _arrays(reference), _arrays(run_dir)
-    assert a.keys() == b.keys() and all(np.array_equal(a[name], b[name]) for name in a)
-    summaries = [json.loads((run / "summary.json").read_text()) for run in (reference, run_dir)]
-    assert summaries[1]["status"] == "completed" and summaries[1]["epochs"] == 2
-    assert summaries[0]["metrics"] == summaries[1]["metrics"]
-    for folder in ("train", "validation"):  # every curve point once, the same values
-        assert sorted(_points(run_dir / folder)) == sorted(_points(reference / folder)), folder
-    # The dashboard's: each step once (diagnostics before training and after each epoch, the maps of the
-    # first and last epochs, the final scores).
-    tags = ("layers/gradient_norm/encoder/layer_1", "attention/cross/layer_1", "final/test_exact_match")
-    steps = [(tag, step) for tag, step, _ in _points(run_dir, tags)]
-    assert sorted(steps) == sorted((tag, step) for tag, step, _ in _points(reference, tags))
-    assert len(steps) == 3 + 2 + 1
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    """An uninterrupted run, trained while the test interrupts its twin (they share only the machine)."""
-    run_dir = tmp_path_factory.mktemp("reference") / "run"
-    return run_dir, subprocess.Popen(_command(run_dir), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
-@pytest.mark.slow  # ~60 s on 2 busy cores (the in-process test above covers the mechanism by default)
-def test_sigterm_then_the_same_command_equals_an_uninterrupted_run(reference, tmp_path):
-    run_dir = tmp_path / "run"
-    process = subprocess.Popen(_command(run_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 300
-    while process.poll() is None and time.monotonic() < deadline:
-        sent_after = _last_step_logged(run_dir)
-        if sent_after >= RUN_STEPS + 5:  # epoch 2 is under way
-            process.send_signal(signal.SIGTERM)
-            break
-        time.sleep(0.05)
-    _, stderr = process.communicate(timeout=300)
-    assert process.returncode == INTERRUPTED_EXIT_CODE, stderr[-2000:]
-    meta = json.loads(str(_arrays(run_dir)["meta"]))
-    assert meta["epoch"] == 1 and 0 < meta["batch"] < RUN_STEPS  # inside epoch 2
-    assert meta["step"] == RUN_STEPS + meta["batch"] > sent_after  # no completed step lost
-    assert _other_lines(stderr) == [
-        f"tx-train: interrupted by SIGTERM in epoch 2 after {meta['batch']} of its batches; "
-        f"checkpoint saved; resume with: tx-train resume={run_dir}"
-    ]
-    assert not (run_dir / "summary.json").exists()
-
-    again = subprocess.run(_command(run_dir), capture_output=True, text=True, timeout=600)
-    assert again.returncode == 0, again.stderr[-2000:]
-    assert f"resuming {run_dir} after epoch 1 of 2 and {meta['batch']} batches of epoch 2" in again.stdout
-    reference_dir, reference_process = reference
-    assert reference_process.wait(timeout=600) == 0
-    _same_run(reference_dir, run_dir)

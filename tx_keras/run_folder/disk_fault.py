@@ -66,7 +66,7 @@ def disk_fault(error: BaseException, run_dir: Path | None = None) -> tuple[str, 
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         chain.append(error)
-        error = error.__cause__ or error.__context__
+        error = error.__cause__ or (None if error.__suppress_context__ else error.__context__)
     for link in reversed(chain):  # the first fault: later ones are often its consequences
         found = _errno_of(link)
         if found is not None and (found[0] != errno.ENOENT or _vanished(found[1], run_dir)):
