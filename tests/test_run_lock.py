@@ -130,7 +130,15 @@ def test_a_sweep_folder_named_by_the_clock_is_claimed_afresh_for_every_job(tmp_p
 def test_runs_started_together_get_folders_of_their_own_and_readers_never_crash(tmp_path):
     """Two runs of a shell loop, started at once with the same clock-named folder (forced to collide
     here: `${now:%Y}`); while they write, tx-compare's and tx-board's readers poll the folders."""
-    arguments = [*TINY, "trainer.epochs=1", "export.enabled=false", "hydra.run.dir=outputs/${now:%Y}"]
+    arguments = [
+        *TINY,
+        "trainer.epochs=1",
+        "data.num_train=64",
+        "logging.diagnostics_every=0",
+        "logging.probes=0",
+        "export.enabled=false",
+        "hydra.run.dir=outputs/${now:%Y}",
+    ]
     processes = [
         subprocess.Popen(
             [sys.executable, "-m", "tx_keras.cli.train", *arguments, f"seed={seed}"],
