@@ -48,17 +48,16 @@ def _model(seed):
     return model
 
 
-def _fit(model, folder, checkpoint=None, extra=()):
+def _fit(model, folder, checkpoint=None, extra=(), batching="fixed"):
     """fit() as training/run.py wires it: the epoch variable drives the order, the mid-epoch callback last."""
     initial = checkpoint.epoch if checkpoint else 0
     epoch = tf.Variable(initial, dtype=tf.int64, trainable=False)
-    train = make_dataset(*_data(), BATCH, shuffle=True, seed=3, epoch=epoch)
+    mid_epoch = MidEpochCheckpoint(folder / "last.npz", checkpoint, None, enabled=True)
+    train = make_dataset(*_data(), BATCH, True, seed=3, epoch=epoch, batching=batching, skip=mid_epoch.skip)
     callbacks = [EpochVariable(epoch), EpochScalars(folder, loss_every_steps=3), *extra]
-    mid_epoch = MidEpochCheckpoint(folder / "last.npz", callbacks, checkpoint, None, enabled=True)
+    mid_epoch.watch(callbacks, train)
     callbacks.append(mid_epoch)
-    history = model.fit(
-        mid_epoch.skipping(train), initial_epoch=initial, epochs=EPOCHS, callbacks=callbacks, verbose=0
-    )
+    history = model.fit(train, initial_epoch=initial, epochs=EPOCHS, callbacks=callbacks, verbose=0)
     return history.history
 
 
@@ -88,24 +87,32 @@ def _points(folder, tags=None):
     return points
 
 
-@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_mid_epoch_checkpoints_and_the_resume_ends_equal(tmp_path, number):
+@pytest.mark.parametrize(
+    ("number", "batching"), [(signal.SIGTERM, "fixed"), (signal.SIGINT, "fixed"), (signal.SIGTERM, "bucket")]
+)
+def test_a_signal_mid_epoch_checkpoints_and_the_resume_ends_equal(tmp_path, number, batching):
     straight = _model(0)
-    expected = _fit(straight, tmp_path / "straight")
+    expected = _fit(straight, tmp_path / "straight", batching=batching)
+    steps = int(straight.optimizer.iterations.numpy()) // EPOCHS  # bucketed batches are more than 10
 
     stopped = _model(0)
     expected_line = r"in epoch 2 after 3 of its batches; checkpoint saved"
     with StopSignals(), pytest.raises(Interrupted, match=expected_line):
-        _fit(stopped, tmp_path / "run", extra=[_SignalAt(STEPS + 3, number)])
+        _fit(stopped, tmp_path / "run", extra=[_SignalAt(steps + 3, number)], batching=batching)
     checkpoint = load_checkpoint(tmp_path / "run" / "last.npz")
-    assert (checkpoint.epoch, checkpoint.batch, checkpoint.step) == (1, 3, STEPS + 3)  # no step lost
+    assert (checkpoint.epoch, checkpoint.batch, checkpoint.step) == (1, 3, steps + 3)  # no step lost
     assert len(checkpoint.metrics) == len(stopped.metrics_variables)
 
     resumed = _model(1)  # other weights and dropout seeds: all must come from the checkpoint
     restore(resumed, checkpoint, tmp_path / "run" / "last.npz")
     # The per-step loss curve as a resume leaves it: the points up to the checkpoint's step (resume.py).
-    history = _fit(resumed, tmp_path / "run", checkpoint)
-    for a, b in zip(straight.variables, resumed.variables, strict=True):
+    history = _fit(resumed, tmp_path / "run", checkpoint, batching=batching)
+    # Bucketed epochs declare no length: Keras finds each one's end with a step past it that trains nothing
+    # but advances the dropout seeds (and the optimizer's counter); the resumed epoch, ended at its last
+    # batch, lacks that step (docs/configuring.md). Interrupted in the last epoch, the weights are equal.
+    compared = straight.variables if batching == "fixed" else straight.trainable_variables
+    others = resumed.variables if batching == "fixed" else resumed.trainable_variables
+    for a, b in zip(compared, others, strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     # The resumed epoch's logs are the whole epoch's, not those of the batches left.
     assert {key: values[-1] for key, values in history.items()} == {k: v[-1] for k, v in expected.items()}
@@ -113,7 +120,7 @@ def test_a_signal_mid_epoch_checkpoints_and_the_resume_ends_equal(tmp_path, numb
     # window open at the signal was carried over).
     points = _points(tmp_path / "run" / "train")
     assert sorted(points) == sorted(_points(tmp_path / "straight" / "train"))
-    assert len([point for point in points if point[0] == STEP_LOSS_TAG]) == 2 * (STEPS // 3 + 1)
+    assert len([point for point in points if point[0] == STEP_LOSS_TAG]) >= 2 * (steps // 3)
 
 
 def test_a_signal_at_an_epochs_end_stops_after_it_with_its_checkpoint(tmp_path):
@@ -167,7 +174,9 @@ def test_checkpoints_every_n_minutes_land_inside_epochs_and_resume_equal(tmp_pat
             saved.append(None if checkpoint is None else (checkpoint.epoch, checkpoint.batch))
 
     callbacks.append(Watch())
-    callbacks.append(MidEpochCheckpoint(tmp_path / "last.npz", callbacks, None, 1e-9, enabled=True))
+    mid_epoch = MidEpochCheckpoint(tmp_path / "last.npz", None, 1e-9, enabled=True)
+    mid_epoch.watch(callbacks, train)
+    callbacks.append(mid_epoch)
     timed.fit(train, epochs=1, callbacks=callbacks, verbose=0)
     # Due before every step but the epoch's first: written between steps, never at an epoch's end.
     assert saved == [None] + [(0, batch) for batch in range(1, STEPS)]

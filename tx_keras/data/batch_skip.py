@@ -13,7 +13,9 @@ def skip_batches(dataset: tf.data.Dataset, count: tf.Variable) -> tf.data.Datase
     A length the dataset declares stays declared: Keras then runs exactly that many steps an epoch and
     never one past the end to find it (a step that finds no batch still advances the dropout layers'
     seeds, so a resumed run would drift from an uninterrupted one). The trainer ends the shortened epoch
-    itself, at its last batch (training/callbacks/mid_epoch_checkpoint.py).
+    itself, at its last batch (training/callbacks/mid_epoch_checkpoint.py). (A bucketed pipeline leaves
+    skipped batches out of its epoch plan instead: a filter over a dataset of unknown length made Keras'
+    step past each epoch's end advance those seeds.)
     """
     skipped = dataset.enumerate().filter(lambda index, _: index >= count).map(lambda _, batch: batch)
     length = int(dataset.cardinality())

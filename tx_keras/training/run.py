@@ -212,7 +212,12 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         restore(model, checkpoint, run_dir / CHECKPOINT_PATH)
     decode = cached_greedy_decoder(model, task.target_length - 1)  # == greedy_decoder, faster (tests)
     epoch = tf.Variable(initial_epoch, dtype=tf.int64, trainable=False)  # picks each epoch's data order
-    train = _dataset(source, target, cfg.trainer, shuffle=True, seed=cfg.seed, epoch=epoch)
+    minutes = cfg.trainer.get("checkpoint_every_minutes")
+    enabled = bool(cfg.trainer.checkpoint_every or minutes)
+    mid_epoch = MidEpochCheckpoint(run_dir / CHECKPOINT_PATH, checkpoint, minutes, enabled)
+    train = _dataset(
+        source, target, cfg.trainer, shuffle=True, seed=cfg.seed, epoch=epoch, skip=mid_epoch.skip
+    )
     validation = _dataset(*task.splits["validation"], cfg.trainer, shuffle=False)
     callbacks: list[keras.callbacks.Callback] = [keras.callbacks.TerminateOnNaN(), EpochVariable(epoch)]
     watchers, stopper = _early_stopping(cfg, task, decode, checkpoint)
@@ -253,11 +258,8 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         callbacks.append(
             EpochCheckpoint(run_dir / CHECKPOINT_PATH, cfg.trainer.checkpoint_every, cfg.trainer.epochs)
         )
-    minutes = cfg.trainer.get("checkpoint_every_minutes")
-    enabled = bool(cfg.trainer.checkpoint_every or minutes)
-    mid_epoch = MidEpochCheckpoint(run_dir / CHECKPOINT_PATH, callbacks, checkpoint, minutes, enabled)
+    mid_epoch.watch(callbacks, train)
     callbacks.append(mid_epoch)  # last of all: stop signals, timed checkpoints, resuming inside an epoch
-    train = mid_epoch.skipping(train)
     stopped_before = bool(checkpoint and checkpoint.logs.get(STOPPED_KEY))  # killed after it stopped
     fit_started = time.perf_counter()
     history = model.fit(

@@ -17,7 +17,6 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tx_keras.data.batch_skip import skip_batches
 from tx_keras.run_folder.checkpoint import Checkpoint, restore_metrics, save_checkpoint
 from tx_keras.training import stop_signals
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
@@ -36,24 +35,18 @@ class MidEpochCheckpoint(keras.callbacks.Callback):
     (`trainer.checkpoint_every=0` without minutes) stops on a signal without writing anything.
     """
 
-    def __init__(
-        self,
-        path: Path,
-        callbacks: list[keras.callbacks.Callback],
-        resume: Checkpoint | None,
-        every_minutes: float | None,
-        enabled: bool,
-    ):
+    def __init__(self, path: Path, resume: Checkpoint | None, every_minutes: float | None, enabled: bool):
         super().__init__()
         self.path, self.enabled = path, enabled
         self.every_s = 60.0 * every_minutes if every_minutes else None
-        self._callbacks = callbacks  # the run's list: read once training begins, when it is complete
         self._resume = resume if resume is not None and resume.batch else None
+        # The batches of the resumed epoch to leave out: give it to the training dataset (make_dataset's
+        # `skip`); None when this run does not start inside an epoch.
+        self.skip = tf.Variable(0, dtype=tf.int64, trainable=False) if self._resume else None
         self._logs: dict[str, float] = dict(resume.logs) if resume is not None else {}
         self._done = resume.epoch if resume is not None else 0  # completed epochs
-        self._skip = tf.Variable(0, dtype=tf.int64, trainable=False) if self._resume else None
+        self._callbacks: list[keras.callbacks.Callback] = []
         self._dataset: tf.data.Dataset | None = None
-        self._length = -1  # batches an epoch when the dataset declares it (fixed batching), else -1
         self._signals: stop_signals.StopSignals | None = None
         self._epoch_checkpoint: EpochCheckpoint | None = None
         self._stateful: list[keras.callbacks.Callback] = []
@@ -62,14 +55,10 @@ class MidEpochCheckpoint(keras.callbacks.Callback):
         self._cut = False  # this callback ended the resumed epoch (not a time budget or NaN)
         self._saved_at = time.monotonic()
 
-    def skipping(self, dataset: tf.data.Dataset) -> tf.data.Dataset:
-        """The training dataset to fit: on a resume inside an epoch, that epoch leaves out the batches
-        trained before."""
-        if self._resume is None:
-            return dataset
-        self._length = int(dataset.cardinality())
-        self._dataset = skip_batches(dataset, self._skip)
-        return self._dataset
+    def watch(self, callbacks: list[keras.callbacks.Callback], dataset: tf.data.Dataset) -> None:
+        """The run's callbacks (read once training begins, when the list is complete) and its training
+        dataset (built with `skip`)."""
+        self._callbacks, self._dataset = callbacks, dataset
 
     def on_train_begin(self, logs: dict | None = None) -> None:
         self._signals = stop_signals.active()
@@ -85,8 +74,8 @@ class MidEpochCheckpoint(keras.callbacks.Callback):
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
         self._offset, self._remaining = 0, None
         resume, self._resume = self._resume, None
-        if self._skip is not None:
-            self._skip.assign(resume.batch if resume is not None else 0)
+        if self.skip is not None:
+            self.skip.assign(resume.batch if resume is not None else 0)
         if resume is None:
             return
         restore_metrics(self.model, resume, self.path)  # after Keras reset them for this epoch
@@ -96,9 +85,10 @@ class MidEpochCheckpoint(keras.callbacks.Callback):
         # Ended by hand at its last batch: Keras would otherwise look for its end one step later (a step
         # that advances dropout seeds) or, on a dataset of unknown length, take this short epoch's length
         # for every later epoch's. Bucketed batches declare no length: counted.
+        length = int(self._dataset.cardinality())
         self._remaining = (
-            self._length - resume.batch
-            if self._length >= 0
+            length - resume.batch
+            if length >= 0
             else int(self._dataset.reduce(np.int64(0), lambda count, _: count + 1))
         )
 
