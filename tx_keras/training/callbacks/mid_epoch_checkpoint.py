@@ -151,7 +151,7 @@ class MidEpochCheckpoint(keras.callbacks.Callback):
             else (f"after epoch {self._done}" if self._done else "before the first step")
         )
         if position or self._done:
-            saved = "checkpoint saved" if self._save(position) else "no checkpoint (checkpoints are off)"
+            saved = "checkpoint saved" if self._save(position) else "no checkpoint (off, or a NaN loss)"
         else:
             saved = "nothing trained yet"
         raise Interrupted(self._signals.received, f"{where}; {saved}")
