@@ -101,10 +101,10 @@ def _same_run(reference: Path, run_dir: Path) -> None:
 def reference(tmp_path_factory):
     """An uninterrupted run, trained while the test interrupts its twin (they share only the machine)."""
     run_dir = tmp_path_factory.mktemp("reference") / "run"
-    return run_dir, subprocess.Popen(_command(run_dir), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return run_dir, subprocess.Popen(_command(run_dir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-@pytest.mark.slow  # ~60 s on 2 busy cores (the in-process test above covers the mechanism by default)
+@pytest.mark.slow  # 5 min on 2 cores shared at load 8 (2026-12-02); test_preemption.py runs by default
 def test_sigterm_then_the_same_command_equals_an_uninterrupted_run(reference, tmp_path):
     run_dir = tmp_path / "run"
     process = subprocess.Popen(_command(run_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -161,7 +161,7 @@ def _fill(folder: Path) -> Path:
     return ballast
 
 
-@pytest.mark.slow  # ~60 s on 2 busy cores
+@pytest.mark.slow  # 5 min on 2 cores shared at load 8 (2026-12-02); test_disk_faults.py runs by default
 def test_a_full_disk_ends_the_run_in_one_line_and_it_resumes_equal_once_space_is_back(reference, small_disk):
     run_dir = small_disk / "run"
     process = subprocess.Popen(_command(run_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
