@@ -19,6 +19,7 @@ from tx_keras.run_folder.resume import STEP_LOSS_TAG
 from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
+from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
 from tx_keras.training.stop_signals import Interrupted, StopSignals
@@ -98,9 +99,11 @@ def test_a_signal_mid_epoch_checkpoints_and_the_resume_ends_equal(tmp_path, numb
     stopped = _model(0)
     expected_line = r"in epoch 2 after 3 of its batches; checkpoint saved"
     with StopSignals(), pytest.raises(Interrupted, match=expected_line):
-        _fit(stopped, tmp_path / "run", extra=[_SignalAt(steps + 3, number)], batching=batching)
+        budget = TimeBudget(minutes=60.0, spent_minutes=2.0)  # as if resumed once already
+        _fit(stopped, tmp_path / "run", extra=[budget, _SignalAt(steps + 3, number)], batching=batching)
     checkpoint = load_checkpoint(tmp_path / "run" / "last.npz")
     assert (checkpoint.epoch, checkpoint.batch, checkpoint.step) == (1, 3, steps + 3)  # no step lost
+    assert 2.0 < checkpoint.logs[SPENT_KEY] < 3.0  # the budget spent up to that step
     assert len(checkpoint.metrics) == len(stopped.metrics_variables)
 
     resumed = _model(1)  # other weights and dropout seeds: all must come from the checkpoint
