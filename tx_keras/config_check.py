@@ -125,6 +125,10 @@ _RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] =
     "trainer.jit_compile": ((bool, str), _one_of(True, False, "auto")),
     "trainer.precision": ((str,), _one_of(*PRECISIONS)),
     "trainer.checkpoint_every": ((int,), _at_least(0)),
+    "trainer.checkpoint_every_minutes": (
+        (int, float, type(None)),
+        lambda value: None if value is None or value > 0 else "must be > 0 (or null for none)",
+    ),
     "trainer.early_stopping.patience": (
         (int, type(None)),
         lambda value: None if value is None else _at_least(1)(value),

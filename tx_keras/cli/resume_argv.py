@@ -20,7 +20,7 @@ _RUN_DIR = "hydra.run.dir"
 _NOT_REPLAYED = ("hydra", "sweep", "resume")
 
 
-def _quoted(path: Path) -> str:
+def quoted(path: Path) -> str:
     """A path as a Hydra override value, whatever characters it holds."""
     return "'" + str(path).replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -59,4 +59,4 @@ def resume_argv(argv: list[str]) -> list[str]:
         if override_key(override) not in given and override_key(override).split(".")[0] not in _NOT_REPLAYED
     ]
     others = [arg for arg in others if not ("=" in arg and override_key(arg) == _RUN_DIR)]
-    return [*replayed, *others, f"{_RUN_DIR}={_quoted(run_dir)}", f"resume={_quoted(run_dir)}"]
+    return [*replayed, *others, f"{_RUN_DIR}={quoted(run_dir)}", f"resume={quoted(run_dir)}"]

@@ -37,12 +37,23 @@ def _train(cfg: DictConfig) -> float:
     from hydra.types import RunMode
 
     from tx_keras.config_check import check_config
+    from tx_keras.run_folder.disk_fault import DISK_FAULT_EXIT_CODE, disk_fault
+    from tx_keras.run_folder.run_lock import RunFolderInUse, hold, release
     from tx_keras.training.job import run_job, set_thread_budget
+    from tx_keras.training.stop_signals import INTERRUPTED_EXIT_CODE, Interrupted, StopSignals
     from tx_keras.user_error import UserError
 
     hydra_cfg = HydraConfig.get()
     sweep = hydra_cfg.mode == RunMode.MULTIRUN
+    run_dir = Path(hydra_cfg.runtime.output_dir)
+    sweep_dir = hydra_cfg.sweep.dir
+    resume_with = (
+        f"the same command with hydra.sweep.dir={sweep_dir}" if sweep else f"tx-train resume={run_dir}"
+    )
     try:
+        # A single run holds its folder since before Hydra wrote into it (cli/run_folder_lock.py); a
+        # sweep's job takes its own here.
+        hold(run_dir)
         if not sweep:  # a sweep records a bad job's config instead (run_job), and its sweep goes on
             check_config(cfg, imports=False)  # a typo fails in a second or two, before TensorFlow starts
         set_thread_budget(_thread_budget(hydra_cfg))
@@ -50,10 +61,32 @@ def _train(cfg: DictConfig) -> float:
         quiet_absl(cfg.logging.verbose)
         logging.getLogger("tx_keras.runtime").debug(allocator)  # in train.log (a post-mortem needs it)
         start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
-        return run_job(cfg, Path(hydra_cfg.runtime.output_dir), isolate_failures=sweep)
+        with StopSignals():
+            return run_job(cfg, run_dir, isolate_failures=sweep)
+    except RunFolderInUse as error:
+        what = f"job {run_dir.name} skipped" if sweep else "error"
+        print(f"tx-train: {what}: {error}", file=sys.stderr)
+        if sweep:  # another process (a resume typed by hand) runs this job: the sweep goes on without it
+            return float("nan")
+        sys.exit(2)
     except UserError as error:  # here, not in main(): Hydra would add a line of its own around it
         print(f"tx-train: error: {error}", file=sys.stderr)
         sys.exit(2)
+    except Interrupted as stop:  # a sweep ends here too: its other jobs would be stopped the same way
+        line = f"tx-train: interrupted by {stop}; resume with: {resume_with}"
+        logging.getLogger("tx_keras.run").debug(line)  # train.log
+        print(line, file=sys.stderr)
+        sys.exit(INTERRUPTED_EXIT_CODE)
+    except Exception as error:
+        fault = disk_fault(error, run_dir)
+        if fault is None:
+            raise
+        what, fix = fault  # a sweep ends here too: its next jobs would meet the same disk
+        print(f"tx-train: error: {what}; {fix}, then resume with: {resume_with}", file=sys.stderr)
+        sys.exit(DISK_FAULT_EXIT_CODE)
+    finally:
+        if sweep:
+            release(run_dir)  # workers run several jobs: this one's folder is free again
 
 
 def _default_config() -> DictConfig | None:
@@ -93,6 +126,15 @@ def main() -> None:
         message = str(error) + (f"\n{error.__cause__}" if error.__cause__ else "")
         print(f"tx-train: error: {error_line(message, _default_config())}", file=sys.stderr)
         sys.exit(2)
+    except OSError as error:  # Hydra's own writes (`.hydra/`, train.log) before the run begins
+        from tx_keras.run_folder.disk_fault import DISK_FAULT_EXIT_CODE, disk_fault
+
+        fault = disk_fault(error)
+        if fault is None:
+            raise
+        what, fix = fault
+        print(f"tx-train: error: {what}; {fix}, then run the same command again", file=sys.stderr)
+        sys.exit(DISK_FAULT_EXIT_CODE)
     sys.exit(SweepReport.exit_code)
 
 

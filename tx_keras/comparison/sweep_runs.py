@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tx_keras.run_folder.overrides import override_values, read_overrides
+from tx_keras.run_folder.run_folder_error import RunFolderError
 from tx_keras.run_folder.summary import SUMMARY_NAME, summary_or_none
 
 # Overrides that select the sweep itself rather than vary between its jobs.
@@ -38,10 +39,19 @@ def _overrides(run_dir: Path) -> dict[str, str]:
 
 
 def read_run(run_dir: Path, name: str | None = None) -> RunRecord:
-    """A record for one job folder, whatever state it is in, named `name` (default: the folder's name)."""
+    """A record for one job folder, whatever state it is in, named `name` (default: the folder's name).
+
+    A run being written is read as it stands: summary.json is whole or absent (atomic writes), and an
+    overrides file Hydra is still writing (or was killed writing) leaves an unfinished run's overrides
+    empty; only a finished run's damaged overrides are an error."""
     name = name or run_dir.name
-    overrides = _overrides(run_dir)
     summary = summary_or_none(run_dir)
+    try:
+        overrides = _overrides(run_dir)
+    except RunFolderError:
+        if summary is not None:
+            raise
+        overrides = {}
     if summary is None:
         return RunRecord(name, run_dir, overrides, "unfinished")
     return RunRecord(

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import tensorflow as tf
 
+from tx_keras.data.batch_skip import skip_batches
 from tx_keras.data.batching import BATCHING
 from tx_keras.data.length_batches import batch_width, bucket_widths, length_batches, row_lengths
 
@@ -23,6 +24,7 @@ def make_dataset(
     epoch: tf.Variable | int = 0,
     batching: str = "fixed",
     batch_tokens: int | None = None,
+    skip: tf.Variable | None = None,
 ) -> tf.data.Dataset:
     """Yield `((source, decoder_input), labels)` int32 batches.
 
@@ -34,6 +36,10 @@ def make_dataset(
 
     `batching="bucket"` batches pairs of similar length (`length_batches`, optionally by a token budget)
     and cuts each batch to its bucket's width: a few fixed shapes, not a new one every step.
+
+    `skip` (shuffled data only): batches at the start of an epoch to leave out, read as each iteration
+    starts; a run resumed in the middle of an epoch sets it for that epoch, then back to 0. The bucketed
+    plan leaves them out itself; fixed batches go through data.batch_skip.skip_batches.
     """
     source = np.asarray(source, dtype=np.int32)
     target = np.asarray(target, dtype=np.int32)
@@ -44,7 +50,7 @@ def make_dataset(
     if batching not in BATCHING:
         raise ValueError(f"batching={batching!r}; choose one of: {', '.join(BATCHING)}")
     if batching == "bucket":
-        return _bucketed(source, target, batch_size, batch_tokens, shuffle, seed, epoch)
+        return _bucketed(source, target, batch_size, batch_tokens, shuffle, seed, epoch, skip)
     if not shuffle:
         dataset = tf.data.Dataset.from_tensor_slices(((source, target[:, :-1]), target[:, 1:])).cache()
         return dataset.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
@@ -63,7 +69,8 @@ def make_dataset(
     dataset = indices.batch(batch_size, drop_remainder=drop_remainder).map(
         gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
     )
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    dataset = dataset.prefetch(tf.data.AUTOTUNE)
+    return dataset if skip is None else skip_batches(dataset, skip)
 
 
 def _bucketed(
@@ -74,13 +81,16 @@ def _bucketed(
     shuffle: bool,
     seed: int,
     epoch: tf.Variable | int,
+    skip: tf.Variable | None,
 ) -> tf.data.Dataset:
     lengths = np.maximum(row_lengths(source), row_lengths(target))
     widths = bucket_widths(int(lengths.max())) if len(lengths) else np.ones(1, np.int64)
 
-    def plan(current: tf.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Epoch `current`'s batches as one flat row list, its batch boundaries and each batch's width."""
+    def plan(current: tf.Tensor, skipped: tf.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Epoch `current`'s batches after the first `skipped` as one flat row list, its batch boundaries
+        and each batch's width."""
         batches = length_batches(lengths, batch_size, batch_tokens, seed if shuffle else None, int(current))
+        batches = batches[int(skipped) :]
         rows = np.concatenate([np.zeros(0, np.int64), *batches]).astype(np.int64)
         bounds = np.cumsum([0] + [len(b) for b in batches], dtype=np.int64)
         return rows, bounds, np.array([batch_width(lengths[b].max(), widths) for b in batches], np.int64)
@@ -88,7 +98,8 @@ def _bucketed(
     def epoch_plan(_):
         """Runs each time an iteration starts, so it reads the epoch the trainer has just set."""
         current = tf.convert_to_tensor(epoch)
-        rows, bounds, batch_widths = tf.py_function(plan, [current], [tf.int64] * 3)
+        skipped = tf.convert_to_tensor(0 if skip is None else skip, tf.int64)
+        rows, bounds, batch_widths = tf.py_function(plan, [current, skipped], [tf.int64] * 3)
         rows.set_shape([None])
         bounds.set_shape([None])
         batch_widths.set_shape([None])

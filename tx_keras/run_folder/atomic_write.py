@@ -2,7 +2,8 @@
 
 Write a temporary file in the target's folder, flush and fsync it, rename it over the target, fsync the
 folder (so the rename itself survives a power cut); a write that raises removes the temporary file and
-leaves the target as it was.
+leaves the target as it was (a full disk included: the temporary file is removed, and the error names
+the target).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,11 @@ def atomic_file(path: Path) -> Iterator[Path]:
             os.fsync(stream.fileno())  # the bytes are on disk before the name points at them
         temp.chmod(0o644)  # mkstemp makes it private; a run's files are as readable as any other output
         os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
+    except BaseException as error:
+        with suppress(OSError):  # on a read-only or vanished folder the removal fails too: keep the cause
+            temp.unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            error.filename = str(path)  # the file being written, not its temporary name (or none: a stream)
         raise
     _sync_folder(path.parent)
 

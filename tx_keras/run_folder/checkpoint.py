@@ -1,16 +1,21 @@
-"""Epoch checkpoints: everything a killed run needs to continue as if it had never stopped.
+"""Checkpoints: everything a killed run needs to continue as if it had never stopped.
 
 One file, `checkpoints/last.npz`, replaced atomically after each checkpointed epoch: every model
 variable (weights and the dropout layers' random-seed states), every optimizer variable (the step
-counter that drives the learning-rate schedule, Adam's moments) and the epoch's logs. Plain NumPy
-arrays loaded with `allow_pickle=False`: a run folder never makes tx_keras unpickle anything.
+counter that drives the learning-rate schedule, Adam's moments) and the epoch's logs. A checkpoint taken
+inside an epoch (a stop signal, `trainer.checkpoint_every_minutes`) also records how many of that epoch's
+batches were trained and the metrics' running totals, so the epoch is finished exactly as it would have
+been. Plain NumPy arrays loaded with `allow_pickle=False`: a run folder never makes tx_keras unpickle
+anything.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,23 +32,34 @@ CHECKPOINT_PATH = Path("checkpoints") / "last.npz"
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """The state after `epoch` completed epochs."""
+    """The state after `epoch` completed epochs and `batch` batches of the next one."""
 
     epoch: int
-    logs: dict[str, float]  # that epoch's Keras logs (loss, accuracy, val_loss, ...)
+    logs: dict[str, float]  # that epoch's Keras logs (loss, accuracy, val_loss, ...) and callbacks' state
     model: list[np.ndarray]  # model.variables, in order
     optimizer: list[np.ndarray]  # model.optimizer.variables, in order
     step: int = 0  # optimizer updates done (checkpoints written before 2026-12-01 did not record it: 0)
+    batch: int = 0  # batches of epoch `epoch + 1` trained already (0: taken at an epoch's end)
+    metrics: list[np.ndarray] = field(default_factory=list)  # model.metrics_variables, when `batch`
 
 
-def save_checkpoint(path: Path, model: keras.Model, epoch: int, logs: dict[str, Any]) -> None:
+def save_checkpoint(path: Path, model: keras.Model, epoch: int, logs: dict[str, Any], batch: int = 0) -> None:
+    """Write the checkpoint after `epoch` epochs and `batch` batches (with the metrics' totals then).
+
+    A run folder that was deleted under the run is not silently made again for it: that is a
+    FileNotFoundError naming the checkpoint (run_folder/disk_fault.py words it)."""
+    if not path.parent.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
     meta = {
         "epoch": epoch,
+        "batch": batch,
         "step": int(np.asarray(model.optimizer.iterations)),
         "logs": {key: float(value) for key, value in logs.items()},
     }
     arrays = {f"model_{i}": np.asarray(v) for i, v in enumerate(model.variables)}
     arrays.update({f"optimizer_{i}": np.asarray(v) for i, v in enumerate(model.optimizer.variables)})
+    if batch:
+        arrays.update({f"metric_{i}": np.asarray(v) for i, v in enumerate(model.metrics_variables)})
     with atomic_file(path) as temp, open(temp, "wb") as stream:
         np.savez(stream, meta=np.array(json.dumps(meta)), **arrays)
 
@@ -55,11 +71,19 @@ def load_checkpoint(path: Path) -> Checkpoint | None:
     try:
         with np.load(path, allow_pickle=False) as archive:
             meta = json.loads(str(archive["meta"]))
-            model, optimizer = (
+            model, optimizer, metrics = (
                 [archive[f"{kind}_{i}"] for i in range(sum(n.startswith(f"{kind}_") for n in archive.files))]
-                for kind in ("model", "optimizer")
+                for kind in ("model", "optimizer", "metric")
             )
-        return Checkpoint(int(meta["epoch"]), dict(meta["logs"]), model, optimizer, int(meta.get("step", 0)))
+        return Checkpoint(
+            int(meta["epoch"]),
+            dict(meta["logs"]),
+            model,
+            optimizer,
+            int(meta.get("step", 0)),
+            int(meta.get("batch", 0)),
+            metrics,
+        )
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
         raise RunFolderError(
             f"checkpoint {path} is damaged ({type(error).__name__}); delete it to restart this run "
@@ -84,3 +108,9 @@ def restore(model: keras.Model, checkpoint: Checkpoint, path: Path) -> None:
         model.optimizer.build(model.trainable_variables)
     _assign(model.variables, checkpoint.model, "model", path)
     _assign(model.optimizer.variables, checkpoint.optimizer, "optimizer", path)
+
+
+def restore_metrics(model: keras.Model, checkpoint: Checkpoint, path: Path) -> None:
+    """Put back the metrics' running totals of a checkpoint taken inside an epoch (the metrics must be
+    built: Keras builds compiled metrics in the first step, or `model.compute_metrics` on a batch)."""
+    _assign(model.metrics_variables, checkpoint.metrics, "model's metrics", path)

@@ -30,7 +30,8 @@ def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
 
     A folder with a checkpoint continues only under the config it started with (up to the keys of
     run_marker.RESUMABLE_CHANGES); one without starts over under the new config. On a resume the event
-    files are rolled back to the checkpoint (or emptied when there is none yet),
+    files are rolled back to the checkpoint (or emptied when there is none yet; a checkpoint taken inside
+    an epoch keeps the per-step loss up to its step and the epoch curves up to the epoch before),
     so the resumed run writes every epoch's points exactly once. Raises `RunFolderError` before
     touching anything when the folder cannot be continued.
     """
@@ -50,16 +51,19 @@ def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
     else:
         check_same_config(run_dir, marker["config"], config)
     done = checkpoint.epoch if checkpoint else 0
+    inside = checkpoint.batch if checkpoint else 0  # batches of epoch done + 1 (a mid-epoch checkpoint)
     if done > cfg.trainer.epochs:
         raise RunFolderError(
             f"{run_dir} has trained {done} epochs already, more than trainer.epochs={cfg.trainer.epochs}; "
             f"pass trainer.epochs={done} or more"
         )
     first_dropped = {folder: done for folder in _KERAS_FOLDERS}
-    first_dropped |= {folder: done + 1 if done else 0 for folder in _DASHBOARD_FOLDERS}
+    # Step 0 is the diagnostics before training: kept once training has started.
+    first_dropped |= {folder: done + 1 if done or inside else 0 for folder in _DASHBOARD_FOLDERS}
     first_dropped |= {folder: 0 for folder in _END_FOLDERS}
     # The per-step loss curve is counted in optimizer steps: keep the points up to the checkpoint's step.
     step_cut = {STEP_LOSS_TAG: checkpoint.step + 1 if checkpoint else 0}
     rollback_events(run_dir, first_dropped, _END_TAGS, step_cut)
-    print(f"tx-train: resuming {run_dir} after epoch {done} of {cfg.trainer.epochs}", flush=True)
+    within = f" and {inside} batches of epoch {done + 1}" if inside else ""
+    print(f"tx-train: resuming {run_dir} after epoch {done} of {cfg.trainer.epochs}{within}", flush=True)
     return checkpoint

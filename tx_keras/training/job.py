@@ -9,6 +9,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.summary import SUMMARY_NAME, completed_summary, summary_or_none, write_summary
 from tx_keras.training.run_report import run_report
 
@@ -80,6 +81,8 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
         objective = run(cfg, run_dir)
     except Exception as error:  # run() has recorded it as failed in summary.json
         _LOG.debug("the run failed", exc_info=True)  # the traceback, for train.log
+        if disk_fault(error, run_dir) is not None:  # not recorded; a sweep's next jobs would fail alike
+            raise
         if not isolate_failures:
             report(run_dir)
             raise

@@ -25,6 +25,7 @@ from tx_keras.evaluation import evaluate_run
 from tx_keras.export.run_export import save_and_export
 from tx_keras.models import ModelConfig, Transformer
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, Checkpoint, restore
+from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.resume import start_or_resume
 from tx_keras.run_folder.summary import write_summary
 from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
@@ -35,6 +36,7 @@ from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.head_importance import ROWS, HeadImportanceAtEnd
+from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
 from tx_keras.training.callbacks.progress import Progress
 from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
@@ -84,9 +86,10 @@ def _log_final(run_dir: Path, metrics: dict[str, float], step: int) -> None:
 
 
 def _dashboard(
-    cfg: DictConfig, run_dir: Path, task: Task, decode, initial_epoch: int
+    cfg: DictConfig, run_dir: Path, task: Task, decode, fresh: bool
 ) -> list[keras.callbacks.Callback]:
-    """TensorBoard curves plus our attention maps, translation samples and diagnostics.
+    """TensorBoard curves plus our attention maps, translation samples and diagnostics (those before
+    training only on a `fresh` start, not on a resume).
 
     Ours go to the run folder itself, next to the HParams row: a run is three entries in TensorBoard's
     run list (the run, train, validation), not one per kind of summary.
@@ -104,9 +107,7 @@ def _dashboard(
         inputs = (source[batch], target[batch, :-1])
         probe_inputs = None if probes is None else (probes.source, probes.decoder_input)
         callbacks.append(
-            Diagnostics(
-                run_dir, inputs, target[batch, 1:], logging.diagnostics_every, initial_epoch, probe_inputs
-            )
+            Diagnostics(run_dir, inputs, target[batch, 1:], logging.diagnostics_every, fresh, probe_inputs)
         )
     return callbacks
 
@@ -193,13 +194,18 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         restore(model, checkpoint, run_dir / CHECKPOINT_PATH)
     decode = cached_greedy_decoder(model, task.target_length - 1)  # == greedy_decoder, faster (tests)
     epoch = tf.Variable(initial_epoch, dtype=tf.int64, trainable=False)  # picks each epoch's data order
-    train = _dataset(source, target, cfg.trainer, shuffle=True, seed=cfg.seed, epoch=epoch)
+    minutes = cfg.trainer.get("checkpoint_every_minutes")
+    enabled = bool(cfg.trainer.checkpoint_every or minutes)
+    mid_epoch = MidEpochCheckpoint(run_dir / CHECKPOINT_PATH, checkpoint, minutes, enabled)
+    train = _dataset(
+        source, target, cfg.trainer, shuffle=True, seed=cfg.seed, epoch=epoch, skip=mid_epoch.skip
+    )
     validation = _dataset(*task.splits["validation"], cfg.trainer, shuffle=False)
     callbacks: list[keras.callbacks.Callback] = [keras.callbacks.TerminateOnNaN(), EpochVariable(epoch)]
     watchers, stopper = _early_stopping(cfg, task, decode, checkpoint)
     callbacks += watchers  # before TensorBoard: val_exact_match becomes a validation curve
     if cfg.logging.tensorboard:
-        callbacks += _dashboard(cfg, run_dir, task, decode, initial_epoch)
+        callbacks += _dashboard(cfg, run_dir, task, decode, fresh=checkpoint is None)
     if stopper is not None:
         callbacks.append(stopper)
     budget = None
@@ -234,6 +240,8 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
         callbacks.append(
             EpochCheckpoint(run_dir / CHECKPOINT_PATH, cfg.trainer.checkpoint_every, cfg.trainer.epochs)
         )
+    mid_epoch.watch(callbacks, train)
+    callbacks.append(mid_epoch)  # last of all: stop signals, timed checkpoints, resuming inside an epoch
     stopped_before = bool(checkpoint and checkpoint.logs.get(STOPPED_KEY))  # killed after it stopped
     fit_started = time.perf_counter()
     history = model.fit(
@@ -310,6 +318,8 @@ def run(cfg: DictConfig, run_dir: Path) -> float:
     try:
         summary.update(_train_and_evaluate(cfg, run_dir, checkpoint))
     except Exception as error:  # recorded, then re-raised: a crash must not look like a missing run
+        if disk_fault(error, run_dir) is not None:
+            raise  # the disk refuses this folder's writes: recording it there would fail the same way
         summary.update(status="failed", reason=f"{type(error).__name__}: {error}")
         _record(cfg, run_dir, summary, started)
         raise

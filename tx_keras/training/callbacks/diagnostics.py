@@ -27,7 +27,7 @@ class Diagnostics(SummaryCallback):
       of them mostly at one.
 
     One forward and one backward pass on a fixed training batch: a few hundred milliseconds per epoch.
-    A run resumed after `initial_epoch` epochs has logged step 0 already and does not log it again.
+    Step 0 is logged when `log_start` (a fresh start): a resumed run has logged it already.
     """
 
     def __init__(
@@ -36,15 +36,15 @@ class Diagnostics(SummaryCallback):
         inputs: tuple[np.ndarray, np.ndarray],
         labels: np.ndarray,
         every: int,
-        initial_epoch: int = 0,
+        log_start: bool = True,
         probes: tuple[np.ndarray, np.ndarray] | None = None,
     ):
         super().__init__(log_dir)
-        self.inputs, self.labels, self.every, self.initial_epoch = inputs, labels, every, initial_epoch
+        self.inputs, self.labels, self.every, self.log_start = inputs, labels, every, log_start
         self.probes = probes
 
     def on_train_begin(self, logs: dict | None = None) -> None:
-        if self.initial_epoch == 0:
+        if self.log_start:
             self.log(0)
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:

@@ -19,6 +19,7 @@ class EpochCheckpoint(keras.callbacks.Callback):
     def __init__(self, path: Path, every: int, epochs: int):
         super().__init__()
         self.path, self.every, self.epochs = path, every, epochs
+        self.saved: int | None = None  # the completed epochs of the last checkpoint written here
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         logs = logs or {}
@@ -28,3 +29,4 @@ class EpochCheckpoint(keras.callbacks.Callback):
         if not all(math.isfinite(float(value)) for value in logs.values()):
             return  # a diverged epoch is no state to continue from
         save_checkpoint(self.path, self.model, done, logs)
+        self.saved = done

@@ -16,6 +16,13 @@ LEARNING_RATE_TAG = "optimizer/learning_rate"
 # group: `val_exact_match` becomes the validation run's `epoch_accuracy/exact_match`.
 _RENAMED = {"val_exact_match": "val_accuracy/exact_match"}
 _VALIDATION_PREFIX = "val_"
+# The per-step loss's open window in a mid-epoch checkpoint's logs (callbacks/mid_epoch_checkpoint.py).
+_WINDOW_KEYS = (
+    "batch_loss_window_sum",
+    "batch_loss_window_weight",
+    "batch_loss_seen_total",
+    "batch_loss_seen_count",
+)
 
 
 class EpochScalars(keras.callbacks.Callback):
@@ -57,6 +64,18 @@ class EpochScalars(keras.callbacks.Callback):
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
         self._loss_seen = (0.0, 0.0)  # Keras resets its metrics as each epoch begins
+
+    def mid_epoch_state(self) -> dict[str, float]:
+        """For a checkpoint taken inside an epoch: the open window of the per-step loss (the steps since
+        its last point) and the loss metric's totals it was read at, so the resumed run's next point
+        averages the same steps as an uninterrupted run's."""
+        return dict(zip(_WINDOW_KEYS, (*self._window, *self._loss_seen), strict=True))
+
+    def restore_mid_epoch_state(self, logs: dict[str, float]) -> None:
+        """Called as the resumed epoch begins, once the loss metric holds its checkpointed totals."""
+        if all(key in logs for key in _WINDOW_KEYS):
+            weighted, weight, total, count = (float(logs[key]) for key in _WINDOW_KEYS)
+            self._window, self._loss_seen = [weighted, weight], (total, count)
 
     def _optimizer_step(self) -> int:
         return int(ops.convert_to_numpy(self.model.optimizer.iterations))

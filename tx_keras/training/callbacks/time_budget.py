@@ -44,3 +44,10 @@ class TimeBudget(keras.callbacks.Callback):
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         if logs is not None:
             logs[SPENT_KEY] = self.elapsed() / 60.0
+
+    def mid_epoch_state(self) -> dict[str, float]:
+        """For a checkpoint taken inside an epoch: the minutes spent up to that step."""
+        return {SPENT_KEY: self.elapsed() / 60.0}
+
+    def restore_mid_epoch_state(self, logs: dict[str, float]) -> None:
+        """Nothing to do: the run passes the checkpoint's minutes in as `spent_minutes`."""
