@@ -5,6 +5,7 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from tx_keras.comparison.sweep_runs import RunRecord
 
 def _record(job, heads, seed, value, status="completed", metric="validation_exact_match"):
     overrides = {"data.seed": "0", "model.num_heads": str(heads), "seed": str(seed)}
-    return RunRecord(f"{job}_x", None, overrides, status, metrics={metric: value})
+    return RunRecord(f"{job}_x", Path("no_folder") / str(job), overrides, status, metrics={metric: value})
 
 
 def _sweep(means, seeds, sd, rng):
@@ -146,3 +147,33 @@ def test_the_end_of_sweep_table_groups_seeds(tmp_path, capsys):
     assert lines[start + 3].split()[1:7] == ["1", "1", "2", "0.9100", "±", "0.0141"]
     assert lines[start + 4].endswith("worse than the best") and "0.5100 ± 0.0141" in lines[start + 4]
     assert "tx-train: sweep" in lines[-2]
+
+
+def test_each_group_of_seeds_is_one_hparams_session_with_mean_sd_and_n(tmp_path):
+    from tensorboard.backend.event_processing import event_accumulator
+    from tensorboard.util import tensor_util
+
+    from tx_keras.comparison.group_hparams import write_group_sessions
+
+    runs = [
+        _record(i, heads, seed, value)
+        for i, (heads, seed, value) in enumerate([(1, 0, 0.9), (1, 1, 0.8), (2, 0, 0.5)])
+    ]
+    groups = compare_groups(runs, "validation_exact_match")
+    folder = write_group_sessions(tmp_path, groups, ["validation_exact_match"])
+    sessions = sorted(path.name for path in folder.iterdir() if path.is_dir())
+    assert sessions == ["1_data.seed=0,model.num_heads=1"]  # the lone run is its own row already
+    events = event_accumulator.EventAccumulator(
+        str(folder / sessions[0]), size_guidance={event_accumulator.TENSORS: 0}
+    )
+    events.Reload()
+
+    def scalar(tag):
+        return float(tensor_util.make_ndarray(events.Tensors(tag)[-1].tensor_proto))
+
+    assert scalar("final/validation_exact_match") == pytest.approx(0.85)
+    assert scalar("group/validation_exact_match_sd") == pytest.approx(0.0707107, rel=1e-5)
+    assert scalar("group/runs") == 2
+    assert "_hparams_/session_start_info" in events.Tags()["tensors"]
+    write_group_sessions(tmp_path, groups, ["validation_exact_match"])  # a second tx-compare replaces it
+    assert len(list((folder / sessions[0]).glob("events.out.tfevents.*"))) == 1

@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     start_tensorflow()
     from tx_keras.comparison import collect_runs
+    from tx_keras.comparison.group_hparams import write_group_sessions
     from tx_keras.comparison.group_table import group_caption, group_rows, groups_json
     from tx_keras.comparison.groups import compare_groups, varying_knobs
     from tx_keras.comparison.plots import plot_curves, plot_groups, plot_metric_by_knob
@@ -73,6 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     plot_curves(runs, out / "validation_curves.png")
     plot_metric_by_knob(runs, args.metric, out / f"{args.metric}_by_knob.png")
     plot_groups(groups, varying_knobs(groups), args.metric, out / f"{args.metric}_by_group.png")
+    sessions = write_group_sessions(out, groups, [args.metric, *others])
     print(as_text(header, rows), end="")
     print(f"\n{caption}\n")
     print(as_text(group_header, group_table), end="")
@@ -80,6 +82,8 @@ def main(argv: list[str] | None = None) -> None:
         f"tx-compare: wrote comparison.md, comparison.csv, groups.csv, groups.json, validation_curves.png, "
         f"{args.metric}_by_knob.png, {args.metric}_by_group.png to {out}"
     )
+    if sessions:
+        print(f"tx-compare: one HParams row per group in {sessions} (tx-board {out})")
 
 
 if __name__ == "__main__":
