@@ -151,6 +151,7 @@ def test_the_end_of_sweep_table_groups_seeds(tmp_path, capsys):
 
 def test_each_group_of_seeds_is_one_hparams_session_with_mean_sd_and_n(tmp_path):
     from tensorboard.backend.event_processing import event_accumulator
+    from tensorboard.plugins.hparams import metadata as hparams_metadata
     from tensorboard.util import tensor_util
 
     from tx_keras.comparison.group_hparams import write_group_sessions
@@ -175,5 +176,9 @@ def test_each_group_of_seeds_is_one_hparams_session_with_mean_sd_and_n(tmp_path)
     assert scalar("group/validation_exact_match_sd") == pytest.approx(0.0707107, rel=1e-5)
     assert scalar("group/runs") == 2
     assert "_hparams_/session_start_info" in events.Tags()["tensors"]
+    content = events.SummaryMetadata("_hparams_/session_start_info").plugin_data.content
+    start = hparams_metadata.parse_session_start_info_plugin_data(content)
+    assert start.hparams["status"].string_value == "group of 2 seeds, sd validation_exact_match 0.07071"
+    assert start.hparams["model.num_heads"].string_value == "1" and "seed" not in start.hparams
     write_group_sessions(tmp_path, groups, ["validation_exact_match"])  # a second tx-compare replaces it
     assert len(list((folder / sessions[0]).glob("events.out.tfevents.*"))) == 1

@@ -2,9 +2,15 @@
 
 TensorBoard's HParams tab has one row per session (run folder) and no notion of seeds. `tx-compare` writes
 a session per group under `<folder>/by_setting/<k>_<setting>/`: the group's hyper-parameters (its first
-run's, without `seed`), `status` "group of N seeds", the mean of each metric under the metric's own column
-(`final/<metric>`, as the runs write it) and its sd and n in columns of their own (`group/<metric>_sd`,
-`group/runs`). Filtering the status column shows the groups alone or the runs alone.
+run's, without `seed`), the mean of each metric under the metric's own column (`final/<metric>`, as the
+runs write it), and `status` "group of 3 seeds, sd <metric> 0.0434" for the compared metric. Filtering the
+status column shows the groups alone or the runs alone.
+
+Why the sd and n are in the status text: every run declares its own HParams columns (training/hparams.py)
+and TensorBoard shows the columns of the first declaration it meets, a run's in practice (checked over
+HTTP, also with a declaration of every column at the folder's root), so columns only groups declare stay
+hidden. The sd of every metric and n are scalars of the group's session too (`group/<metric>_sd`,
+`group/runs`: the Scalars tab) and in groups.csv / groups.json.
 """
 
 from __future__ import annotations
@@ -59,7 +65,9 @@ def write_group_sessions(out: Path, groups: list[Group], metrics: list[str]) -> 
             hp.Metric(f"group/{name}_sd", display_name=f"{name.replace('_', ' ')} sd"),
         ]
     for rank, group in chosen:
-        flat = {**_hparams(group), "status": f"group of {len(group.runs)} seeds"}
+        spread = metric_summary(group.runs, metrics[0]).sd
+        status = f"group of {len(group.runs)} seeds, sd {metrics[0]} {spread:.4g}"
+        flat = {**_hparams(group), "status": status}
         writer = tf.summary.create_file_writer(str(folder / _name(rank + 1, group)))
         with writer.as_default(), tf.summary.record_if(True):
             hp.hparams_config(hparams=[hp.HParam(name) for name in flat], metrics=columns)
