@@ -85,3 +85,16 @@ def test_tx_train_says_it_in_one_line(tmp_path, arguments, message):
     result = tx_train(*arguments, f"hydra.sweep.dir={tmp_path / 'sweep'}", cwd=tmp_path)
     assert result.returncode == 2, result.stderr[-2000:]
     assert result.stderr.strip().splitlines() == [f"tx-train: error: {message}"]
+
+
+def test_a_resumed_sweep_job_keeps_its_seeds_and_a_single_run_does_not_take_them(capsys):
+    """`resume=JOB_DIR` replays the job's `seeds=3` into a single run: allowed; a plain single run is not."""
+    from tx_keras.cli.seed_axis import SeedAxis
+
+    SeedAxis().on_run_start(OmegaConf.create({"seeds": 3, "resume": "outputs/sweeps/heads/x/0"}))
+    SeedAxis().on_run_start(OmegaConf.create({"seeds": 1, "resume": None}))
+    assert capsys.readouterr().err == ""
+    with pytest.raises(SystemExit) as exit_info:
+        SeedAxis().on_run_start(OmegaConf.create({"seeds": 2, "resume": None}))
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.startswith("tx-train: error: seeds=2 repeats every setting of a sweep")
