@@ -28,9 +28,11 @@ def test_the_rule_on_known_numbers():
     assert holds.outcome == HOLDS and "(BLEU 20.17 ± 0.21)" in holds.reason
     assert any(note.startswith("32 heads against 8: lower") for note in holds.notes)
     worse = heads_text_verdict(_stats(h1=(44.0, 44.6, 44.2), h8=(40.1, 40.5, 40.3)))
-    assert worse.outcome == DOES_NOT_HOLD
+    assert worse.outcome == INCONCLUSIVE and "the opposite difference is significant" in worse.reason
+    equal = heads_text_verdict(_stats(h1=(40.1, 40.5, 40.3), h8=(40.2, 40.4, 40.3)))
+    assert equal.outcome == DOES_NOT_HOLD and "shown to be under 1" in equal.reason  # TOST within 1 chrF
     same = heads_text_verdict(_stats(h1=(40.0, 44.0, 42.0), h8=(41.0, 45.0, 42.5)))
-    assert same.outcome == INCONCLUSIVE and "cannot tell" in same.reason
+    assert same.outcome == INCONCLUSIVE and "neither significant nor shown" in same.reason
     nothing = heads_text_verdict(_stats(h1=(10.0, 11.0, 12.0), h8=(14.0, 15.0, 16.0)))
     assert nothing.outcome == INCONCLUSIVE and "no setting learned" in nothing.reason
     missing = heads_text_verdict(_stats(h1=(40.0, 41.0)))

@@ -45,7 +45,7 @@ def test_the_attention_claim_from_sweep_to_report(tmp_path, monkeypatch, capsys)
     assert {s["config"]["data"]["name"] for s in summaries.values()} == {"reverse"}
     monkeypatch.chdir(tmp_path)
     main([])  # in this process (TensorFlow is loaded already); defaults: outputs/sweeps -> outputs/claims
-    assert capsys.readouterr().out.startswith("attention: ")
+    assert "\nattention: " in capsys.readouterr().out  # after the line listing the sweeps found
     report = (tmp_path / "outputs" / "claims" / "report.md").read_text()
     assert "## 1. Attention gives context: " in report
     rows = [line for line in report.splitlines() if line.startswith(("| full | 2 |", "| none | 2 |"))]

@@ -1,4 +1,5 @@
-"""The claims' verdict rules on hand-made per-setting results: holds, does not hold, inconclusive."""
+"""The claims' verdict rules on hand-made per-setting results: holds (one-sided Welch), does not hold (TOST
+against the rule's margin), inconclusive (neither)."""
 
 import pytest
 
@@ -31,8 +32,9 @@ def test_eos_counted_restates_a_symbol_threshold_for_tokens_with_the_eos():
     ("on", "off", "outcome"),
     [
         ((0.99, 0.98, 1.0), (0.13, 0.14, 0.135), HOLDS),
-        ((0.99, 0.98, 1.0), (0.30, 0.32, 0.31), DOES_NOT_HOLD),  # context leaks in without attention
-        ((0.50, 0.20, 0.80), (0.13, 0.14, 0.135), DOES_NOT_HOLD),  # not significantly better (p 0.2)
+        ((0.99, 0.98, 1.0), (0.30, 0.32, 0.31), INCONCLUSIVE),  # better, but context leaks in without it
+        ((0.50, 0.20, 0.80), (0.13, 0.14, 0.135), INCONCLUSIVE),  # not significantly better, not shown equal
+        ((0.50, 0.51, 0.505), (0.50, 0.505, 0.51), DOES_NOT_HOLD),  # shown within 0.05 (TOST)
         ((0.14, 0.13, 0.135), (0.13, 0.14, 0.135), INCONCLUSIVE),  # nothing learned: the experiment failed
         ((0.70, 0.72, 0.71), (0.13, 0.14, 0.135), INCONCLUSIVE),  # helps, but did not reach 0.95
         ((0.99,), (0.13, 0.14), INCONCLUSIVE),  # one seed cannot give a spread
@@ -74,7 +76,9 @@ def test_ffn_rule_holds_with_the_pilots_numbers_and_reports_the_nuance():
 
 
 def test_ffn_rule_does_not_hold_within_the_noise_and_is_inconclusive_for_a_small_gap():
-    assert _ffn((0.80, 0.90, 0.70), (0.75, 0.85, 0.80)).outcome == DOES_NOT_HOLD
+    assert _ffn((0.80, 0.82, 0.81), (0.80, 0.81, 0.82)).outcome == DOES_NOT_HOLD  # shown under 0.10
+    noisy = _ffn((0.80, 0.90, 0.70), (0.75, 0.85, 0.80))  # the same means, too noisy to show either
+    assert noisy.outcome == INCONCLUSIVE and "neither significant nor shown to be under 0.1" in noisy.reason
     small = _ffn((0.95, 0.951, 0.952), (0.90, 0.901, 0.902))  # real (sd 0.001) but only 0.05
     assert small.outcome == INCONCLUSIVE and "under 0.1" in small.reason
     weak_deep = _ffn((1.0, 0.99), (0.7, 0.69), deep_off=(0.5, 0.52))
@@ -146,13 +150,16 @@ def test_norm_rule_needs_both_halves():
     holds = _norm(post_cold=(0.06, 0.06, 0.07), pre_cold=(0.56, 0.5, 0.6), post_warm=(0.9, 0.95, 0.93))
     assert holds.outcome == HOLDS
     assert "lr 0.01: post-LN without warm-up 0.063 ± 0.006" in holds.reason
-    assert holds.notes[0].endswith("0.01: yes (0.553 ± 0.050 vs 0.063 ± 0.006, p 0.0032)")
+    assert holds.notes[0].endswith("0.01: yes (0.553 ± 0.050 vs 0.063 ± 0.006, p 0.0016)")
     assert "0.001: no" in holds.notes[0]
     assert holds.notes[1].startswith("warm-up 300 rescues post-LN, by learning rate: 0.001: no")
-    assert holds.notes[1].endswith("0.01: yes (0.927 ± 0.025 vs 0.063 ± 0.006, p 0.00015)")
+    assert holds.notes[1].endswith("0.01: yes (0.927 ± 0.025 vs 0.063 ± 0.006, p 7.3e-05)")
     assert len(holds.notes) == 2  # no divergence, no note about it
     one_half = _norm(post_cold=(0.06, 0.06, 0.07), pre_cold=(0.56, 0.5, 0.6), post_warm=(0.06, 0.07, 0.06))
-    assert one_half.outcome == INCONCLUSIVE and "only one half" in one_half.reason
+    assert one_half.outcome == DOES_NOT_HOLD and "(b: " in one_half.reason  # (b) shown absent
+    assert one_half.reason.endswith("a half of the rule is shown absent (under 0.1)")
+    unclear = _norm(post_cold=(0.06, 0.06, 0.07), pre_cold=(0.56, 0.5, 0.6), post_warm=(0.06, 0.20, 0.13))
+    assert unclear.outcome == INCONCLUSIVE and ": unclear)" in unclear.reason
     neither = _norm(post_cold=(0.9, 0.8, 0.85), pre_cold=(0.86, 0.84, 0.85), post_warm=(0.84, 0.86, 0.85))
     assert neither.outcome == DOES_NOT_HOLD
 
@@ -176,15 +183,17 @@ def test_heads_rule_uses_steps_when_both_reach_the_target_else_accuracy():
         [({"model.num_heads": 1}, (0.995, 0.996, 0.994)), ({"model.num_heads": 4}, (1.0, 1.0, 1.0))]
     )
     one, four = make_setting({"model.num_heads": 1}), make_setting({"model.num_heads": 4})
-    faster = heads_verdict(accuracy, {one: (3000, 3200, 3100), four: (1000, 1100, 1050)})
+    faster = heads_verdict(accuracy, {one: (3000, 3200, 3100), four: (1000, 1100, 1050)}, steps_per_epoch=50)
     assert faster.outcome == HOLDS
-    assert "4 heads faster: difference 2050 (Welch p 8e-05, Hedges g 20.7" in faster.reason
-    same = heads_verdict(accuracy, {one: (1000, 1200, 1100), four: (1000, 1100, 1200)})
-    assert same.outcome == DOES_NOT_HOLD and same.reason.endswith("not at this scale")
+    assert "4 heads faster; difference 2050 (Welch one-sided p 4e-05, Hedges g 20.7" in faster.reason
+    same = heads_verdict(accuracy, {one: (1000, 1200, 1100), four: (1000, 1100, 1200)}, steps_per_epoch=100)
+    assert same.outcome == DOES_NOT_HOLD and "within ± 200: TOST p 0.035" in same.reason
     low = _stats([({"model.num_heads": 1}, (0.60, 0.62, 0.61)), ({"model.num_heads": 4}, (0.80, 0.81, 0.79))])
     assert heads_verdict(low, {one: (None,) * 3, four: (None,) * 3}).outcome == HOLDS
     tie = _stats([({"model.num_heads": 1}, (0.60, 0.70, 0.65)), ({"model.num_heads": 4}, (0.66, 0.62, 0.70))])
-    assert heads_verdict(tie, {}).outcome == DOES_NOT_HOLD
+    assert heads_verdict(tie, {}).outcome == INCONCLUSIVE  # neither significant nor shown within 0.02
+    close = _stats([({"model.num_heads": 1}, (0.70, 0.701, 0.702)), ({"model.num_heads": 4}, (0.701,) * 3)])
+    assert heads_verdict(close, {}).outcome == DOES_NOT_HOLD
     assert heads_verdict(_stats([({"model.num_heads": 4}, (1.0, 1.0))]), {}).outcome == INCONCLUSIVE
 
 
@@ -198,11 +207,25 @@ def test_heads_rule_is_inconclusive_when_no_head_count_left_the_plateau():
     )
 
 
-def test_a_difference_within_2_pooled_sd_of_the_old_rule_is_judged_by_welch():
-    """1 head 0.600 ± 0.050, 4 heads 0.705 ± 0.050: the old rule called 0.105 > 2 pooled sd (0.100) real,
-    yet Welch's p is 0.06: with 3 seeds that is not yet a difference."""
+def test_the_claimed_direction_is_tested_one_sided_at_5_percent():
+    """1 head 0.600 ± 0.050, 4 heads 0.705 ± 0.050: Welch's two-sided p is 0.062, so the rule of before
+    2026-12-02 (two-sided p < 0.05 plus the sign: one-sided at 2.5 %) said no; one-sided at 5 % it holds."""
     one = make_setting({"model.num_heads": 1})
     four = make_setting({"model.num_heads": 4})
     accuracy = {one: SeedStats((0.55, 0.60, 0.65)), four: SeedStats((0.655, 0.705, 0.755))}
     verdict = heads_verdict(accuracy, {})
-    assert verdict.outcome == DOES_NOT_HOLD and "difference 0.105 (Welch p 0.062" in verdict.reason
+    assert verdict.outcome == HOLDS and "difference 0.105 (Welch one-sided p 0.031" in verdict.reason
+
+
+def test_step_counts_are_compared_at_one_epoch_of_steps():
+    """Steps to the target are read once per epoch (200 steps): every seed of 1 head at 1000, of 4 heads at
+    800 is sd 0 on both sides, which at a resolution of 1 step reads as p ~ 1e-9. At one epoch it is one
+    resolution step: not significant, and equal epochs are no difference at all."""
+    accuracy = _stats([({"model.num_heads": 1}, (0.995, 0.996, 0.994)), ({"model.num_heads": 4}, (1.0,) * 3)])
+    one, four = make_setting({"model.num_heads": 1}), make_setting({"model.num_heads": 4})
+    gap = heads_verdict(accuracy, {one: (1000,) * 3, four: (800,) * 3}, steps_per_epoch=200)
+    assert gap.outcome == INCONCLUSIVE and "(Welch one-sided p 0.14" in gap.reason
+    at_one_step = heads_verdict(accuracy, {one: (1000,) * 3, four: (800,) * 3}, steps_per_epoch=1)
+    assert at_one_step.outcome == HOLDS and "(Welch one-sided p 8.3e-10" in at_one_step.reason
+    equal = heads_verdict(accuracy, {one: (1000,) * 3, four: (1000,) * 3}, steps_per_epoch=200)
+    assert equal.outcome != HOLDS and "difference 0 (Welch one-sided p 0.5" in equal.reason

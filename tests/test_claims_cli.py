@@ -60,9 +60,8 @@ def test_attention_report_has_the_question_the_table_the_verdict_and_a_plot(tmp_
     out = tmp_path / "report"
     main([str(sweep), "--out", str(out)])
     printed = capsys.readouterr().out
-    assert printed.startswith(
-        "attention: holds: token accuracy with attention 0.990 ± 0.010, without 0.135 ± 0.005"
-    )
+    assert printed.startswith(f"tx-claims: attention: 1 sweep(s) found: {sweep.name} (judged)\n")
+    assert "\nattention: holds: token accuracy with attention 0.990 ± 0.010, without 0.135 ± 0.005" in printed
     report = (out / "report.md").read_text()
     assert "| Attention gives context | **holds** |" in report
     assert "## 1. Attention gives context: holds" in report
@@ -84,7 +83,8 @@ def test_a_claim_on_a_corpus_shows_the_corpus_in_its_command(tmp_path, capsys):
         metrics = {"validation_chrf": chrf, "validation_bleu": chrf / 2}
         write_job(sweep, number, "heads_text", {"model.num_heads": heads}, seed, metrics)
     main([str(sweep), "--out", str(tmp_path / "report")])
-    assert capsys.readouterr().out.startswith("heads_text: inconclusive: validation chrF 8 heads 38.50")
+    # 38.50 ± 0.50 against 37.50 ± 0.50: one-sided Welch p 0.035 (two-sided 0.07, inconclusive before)
+    assert "\nheads_text: holds: validation chrF 8 heads 38.50" in capsys.readouterr().out
     report = (tmp_path / "report" / "report.md").read_text()
     assert "(head_importance.md). Command: `tx-train sweep=claim_heads_text data.path=FILE`; read" in report
 
@@ -94,8 +94,31 @@ def test_a_sweeps_root_uses_the_newest_sweep_of_each_claim(tmp_path, capsys):
     newer = attention_sweep(tmp_path, on=(0.99, 0.98, 1.0), stamp="2026-12-02_09-00-00")
     (tmp_path / "claim_attention" / "2026-12-03_00-00-00").mkdir()  # started, no runs yet: skipped
     main([str(tmp_path), "--out", str(tmp_path / "report")])
-    assert "attention: holds" in capsys.readouterr().out
-    assert f"`{newer}`" in (tmp_path / "report" / "report.md").read_text()
+    printed = capsys.readouterr().out
+    assert (
+        "tx-claims: attention: 2 sweep(s) found: 2026-12-02_09-00-00 (judged), 2026-12-01_10-00-00\n"
+        in printed
+    )
+    assert "attention: holds" in printed
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert f"| **holds** | `{newer}` | `2026-12-01_10-00-00` |" in report
+    assert "Rules that changed after results were in" in report and "2026-12-02, after the" in report
+
+
+def test_pick_judges_another_sweep_and_a_wrong_pick_is_one_line(tmp_path, capsys):
+    old = attention_sweep(tmp_path, on=(0.2, 0.21, 0.2))
+    attention_sweep(tmp_path, on=(0.99, 0.98, 1.0), stamp="2026-12-02_09-00-00")
+    main([str(tmp_path), "--out", str(tmp_path / "report"), "--pick", f"attention={old.name}"])
+    printed = capsys.readouterr().out
+    assert "found: 2026-12-02_09-00-00, 2026-12-01_10-00-00 (judged)" in printed
+    assert "attention: inconclusive: token accuracy with attention 0.203" in printed  # the old sweep
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(tmp_path), "--out", str(tmp_path / "report"), "--pick", "attention=nope"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err == (
+        "tx-claims: error: --pick attention=...: no such sweep with runs; found: 2026-12-02_09-00-00, "
+        "2026-12-01_10-00-00\n"
+    )
 
 
 def test_heads_report_reads_the_steps_to_099_from_the_curves(tmp_path, capsys):
@@ -120,7 +143,7 @@ def test_heads_report_reads_the_steps_to_099_from_the_curves(tmp_path, capsys):
     main([str(sweep), "--out", str(out)])
     assert "heads: holds: both reach 0.99 on every seed; steps to 0.99: 1 head 47 ± 6, 4 heads 17 ± 6" in (
         capsys.readouterr().out
-    )
+    )  # 30 steps apart, 3 epochs of 10 steps: significant at one epoch's resolution too
     report = (out / "report.md").read_text()
     assert "| 1 | 3 | 0.995 ± 0.000 | 0 | 0 | 47 ± 6 (3 of 3 reached) |" in report
     assert (out / "heads_curves.png").exists()
@@ -215,5 +238,5 @@ def test_a_report_run_prints_nothing_on_stderr(tmp_path):
         text=True,
         timeout=120,
     )
-    assert result.returncode == 0 and result.stdout.startswith("attention: holds: ")
+    assert result.returncode == 0 and "\nattention: holds: " in result.stdout
     assert result.stderr == ""

@@ -1,6 +1,7 @@
-"""Every claim re-judged with Welch's test from docs/claims.md's published mean ± sd (3 seeds each; the
-sweep folders themselves are not kept). Three values mean - sd, mean, mean + sd have exactly that mean and
-sample sd, so the verdict functions run unchanged. The heads verdict is the one that changed."""
+"""Every claim re-judged from docs/claims.md's published mean ± sd (3 seeds each; the sweep folders
+themselves are not kept) under the rules of 2026-12-02 (one-sided Welch for "holds", TOST against the
+rule's margin for "does not hold"). Three values mean - sd, mean, mean + sd have exactly that mean and
+sample sd, so the verdict functions run unchanged. The norm verdict is the one that moved."""
 
 from tx_keras.claims.seed_statistics import SeedStats
 from tx_keras.claims.settings import make_setting
@@ -10,6 +11,7 @@ from tx_keras.claims.verdicts import (
     INCONCLUSIVE,
     attention_verdict,
     ffn_verdict,
+    heads_text_verdict,
     heads_verdict,
     norm_verdict,
     residual_verdict,
@@ -28,7 +30,7 @@ def test_attention_still_holds():
         },
         length=12,
     )
-    assert verdict.outcome == HOLDS and "difference 0.862 (Welch p 2.1e-06" in verdict.reason
+    assert verdict.outcome == HOLDS and "difference 0.862 (Welch one-sided p 1e-06" in verdict.reason
 
 
 def test_ffn_still_does_not_hold():
@@ -45,7 +47,8 @@ def test_ffn_still_does_not_hold():
         for data, layers, ffn, mean, sd in rows
     }
     verdict = ffn_verdict(stats)
-    assert verdict.outcome == DOES_NOT_HOLD and "difference 0.002 (Welch p 0.77" in verdict.reason
+    assert verdict.outcome == DOES_NOT_HOLD and "difference 0.002 (Welch one-sided p 0.38" in verdict.reason
+    assert "within ± 0.1: TOST p 0.00012)" in verdict.reason  # shown to be under the rule's 0.10
 
 
 def test_residual_still_holds():
@@ -63,10 +66,12 @@ def test_residual_still_holds():
             knobs = {"model.num_encoder_layers": depth, "model.norm": norm, "model.residual": residual}
             stats[make_setting(knobs)] = three(*values)
     verdict = residual_verdict(stats)
-    assert verdict.outcome == HOLDS and "difference 0.873 (Welch p 5.5e-05" in verdict.reason
+    assert verdict.outcome == HOLDS and "difference 0.873 (Welch one-sided p 2.7e-05" in verdict.reason
 
 
-def test_norm_is_still_inconclusive():
+def test_norm_moves_from_inconclusive_to_does_not_hold():
+    """(a) still shows; (b), warm-up rescuing post-LN at lr 1e-2 (0.069 ± 0.014 vs 0.069 ± 0.013), is now
+    shown absent by TOST within 0.10, and the claim needs both halves."""
     table = {
         "post": [
             (0.986, 0.008),
@@ -93,8 +98,9 @@ def test_norm_is_still_inconclusive():
             knobs["trainer.warmup_steps"] = (0, 300)[i % 2]
             stats[make_setting(knobs)] = three(*cell) if cell else SeedStats((0.0, 0.0, 0.0), diverged=3)
     verdict = norm_verdict(stats)
-    assert verdict.outcome == INCONCLUSIVE and "only one half of the rule shows" in verdict.reason
-    assert "0.003: yes (0.767 ± 0.102 vs 0.440 ± 0.010, p 0.03)" in verdict.notes[0]
+    assert verdict.outcome == DOES_NOT_HOLD and "a half of the rule is shown absent" in verdict.reason
+    assert ": yes); post-LN with 300" in verdict.reason and verdict.reason.count("shown absent") == 2
+    assert "0.003: yes (0.767 ± 0.102 vs 0.440 ± 0.010, p 0.015)" in verdict.notes[0]
 
 
 def test_heads_changes_to_inconclusive():
@@ -104,3 +110,12 @@ def test_heads_changes_to_inconclusive():
     never = {setting: (None, None, None) for setting in accuracy}
     verdict = heads_verdict(accuracy, never)
     assert verdict.outcome == INCONCLUSIVE and "(best 0.208)" in verdict.reason
+
+
+def test_heads_on_text_is_still_inconclusive():
+    """8 heads 38.00 ± 0.74 chrF, 1 head 37.66 ± 1.10: neither significant nor shown under 1 chrF."""
+    heads = {1: (37.66, 1.10), 8: (38.00, 0.74), 32: (33.92, 1.63)}
+    chrf = {make_setting({"model.num_heads": count}): three(*cell) for count, cell in heads.items()}
+    verdict = heads_text_verdict(chrf)
+    assert verdict.outcome == INCONCLUSIVE and "difference 0.340 (Welch one-sided p 0.34" in verdict.reason
+    assert "32 heads against 8: lower" in verdict.notes[0] and "two-sided p 0.033" in verdict.notes[0]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from tx_keras.claims.event_scalars import steps_per_epoch
 from tx_keras.claims.seed_statistics import SeedStats
 from tx_keras.claims.settings import Setting
 from tx_keras.claims.verdicts import (
@@ -80,9 +81,10 @@ CLAIMS: dict[str, Claim] = {
             rule=(
                 "holds if without attention the validation token accuracy is <= 0.08 of the symbols and with "
                 "attention >= 0.95 (restated with the EOS counted, which a per-position predictor always "
-                "gets: (12 t + 1) / 13, i.e. <= 0.151 and >= 0.954); does not hold if the model without "
-                "attention beats that level or attention is not better (Welch p < 0.05); else inconclusive, "
-                "also when even attention stays at the per-position level (nothing learned the task)"
+                "gets: (12 t + 1) / 13, i.e. <= 0.151 and >= 0.954) and attention is better (Welch "
+                "one-sided p < 0.05); does not hold if TOST (p < 0.05) shows attention's gain under 0.05; "
+                "else inconclusive, also when even attention stays at the per-position level (nothing "
+                "learned the task)"
             ),
             metric="validation_accuracy",
             metric_label="validation token accuracy",
@@ -105,10 +107,11 @@ CLAIMS: dict[str, Claim] = {
             ),
             rule=(
                 "holds if on the lookup table one layer with the FFN recalls more facts than without (Welch "
-                "p < 0.05) and by >= 0.10; does not hold if not significantly more; else inconclusive, also "
-                "when no setting recalls 0.10 of the facts. Modular addition and the 2-layer "
-                "attention-only model are reported as the nuance, not judged, with the steps each needs to "
-                "reach 0.995 token accuracy (0.99 of the facts, the EOS counted)"
+                "one-sided p < 0.05) and by >= 0.10; does not hold if TOST (p < 0.05) shows the difference "
+                "under 0.10; else inconclusive, also when no setting recalls 0.10 of the facts. Modular "
+                "addition and the 2-layer attention-only model are reported as the nuance, not judged, "
+                "with the steps each needs to reach 0.995 token accuracy (0.99 of the facts, the EOS "
+                "counted)"
             ),
             metric="validation_exact_match",
             metric_label="facts recalled (validation exact-match)",
@@ -128,9 +131,9 @@ CLAIMS: dict[str, Claim] = {
             ),
             rule=(
                 "at the deepest depth with post-LN: holds if with the Add the token accuracy is >= 0.90 and "
-                "beats the model without it (Welch p < 0.05) by >= 0.30; does not hold if the Add is not "
-                "significantly better; else inconclusive, also when no setting beats a per-position "
-                "predictor (0.151)"
+                "beats the model without it (Welch one-sided p < 0.05) by >= 0.30; does not hold if TOST "
+                "(p < 0.05) shows the difference under 0.30; else inconclusive, also when no setting beats "
+                "a per-position predictor (0.151)"
             ),
             metric="validation_accuracy",
             metric_label="validation token accuracy",
@@ -147,9 +150,10 @@ CLAIMS: dict[str, Claim] = {
                 "learning rate {1e-3, 3e-3, 1e-2} x linear warm-up {0, 300} steps."
             ),
             rule=(
-                "at the largest learning rate: (a) without warm-up pre-LN beats post-LN (Welch p < 0.05) and "
-                "(b) with warm-up post-LN beats post-LN without it (p < 0.05); holds if both, does not "
-                "hold if neither, inconclusive if one"
+                "at the largest learning rate: (a) without warm-up pre-LN beats post-LN and (b) with "
+                "warm-up post-LN beats post-LN without it (each Welch one-sided p < 0.05); holds if both, "
+                "does not hold if TOST (p < 0.05) shows either half under 0.10 token accuracy, else "
+                "inconclusive"
             ),
             metric="validation_accuracy",
             metric_label="validation token accuracy",
@@ -169,14 +173,18 @@ CLAIMS: dict[str, Claim] = {
                 "training steps to 0.99 of it."
             ),
             rule=(
-                "4 heads against 1: if both reach 0.99 on every seed, the fewer steps to 0.99, else the "
-                "higher accuracy, at Welch p < 0.05; holds if 4 heads win, else does not hold at this scale; "
-                "inconclusive if no head count reaches 0.5 (nothing left the recall plateau)"
+                "4 heads against 1: if both reach 0.99 on every seed, the fewer steps to 0.99 (read once "
+                "per epoch: compared at one epoch of steps), else the higher accuracy; holds if 4 heads win "
+                "at Welch one-sided p < 0.05, does not hold if TOST (p < 0.05) shows the difference under 2 "
+                "epochs of steps or 0.02 token accuracy, else inconclusive; inconclusive too if no head "
+                "count reaches 0.5 (nothing left the recall plateau)"
             ),
             metric="validation_accuracy",
             metric_label="validation token accuracy",
             knobs=("model.num_heads",),
-            judge=lambda evidence: heads_verdict(evidence.stats, evidence.steps),
+            judge=lambda evidence: heads_verdict(
+                evidence.stats, evidence.steps, steps_per_epoch=steps_per_epoch(evidence.config)
+            ),
             steps_to=0.99,
         ),
         Claim(
@@ -196,9 +204,9 @@ CLAIMS: dict[str, Claim] = {
                 "the share of heads mostly on one position; head importance per run (head_importance.md)."
             ),
             rule=(
-                "8 heads against 1 on validation chrF: holds if 8 heads score higher (Welch p < 0.05), "
-                "does not hold if 1 head scores higher (p < 0.05), inconclusive if the seeds cannot tell "
-                "them apart, and inconclusive when no head count reaches 20 chrF (every degenerate output "
+                "8 heads against 1 on validation chrF: holds if 8 heads score higher (Welch one-sided "
+                "p < 0.05), does not hold if TOST (p < 0.05) shows the difference under 1 chrF, else "
+                "inconclusive, and inconclusive when no head count reaches 20 chrF (every degenerate output "
                 "measured on the corpus scores below: the source copied 13.4, a fixed sentence <= 8.2). "
                 "32 heads against 8 and 1 reported beside, not judged"
             ),

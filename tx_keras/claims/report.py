@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tx_keras.claims.assessment import Assessment
 from tx_keras.claims.settings import Setting, value_of
-from tx_keras.claims.verdicts import steps_text
+from tx_keras.claims.verdicts import CHANGES, steps_text
 from tx_keras.claims.welch_test import ALPHA, POWER, detectable_effect, least_significant
 from tx_keras.run_folder.atomic_write import write_text
 
@@ -60,7 +60,7 @@ def section(number: int, assessment: Assessment) -> str:
         f"**Question.** {claim.question}\n",
         f"**Experiment.** {claim.measures} Command: `{command}`; read from "
         f"`{assessment.sweep_dir}` ({len(assessment.runs)} runs, {total / 60:.1f} min of run time).\n",
-        f"**Rule (fixed before the runs).** {claim.rule}.\n",
+        f"**Rule** (as of the last change listed at the top). {claim.rule}.\n",
         f"**Verdict: {verdict.outcome}.** {verdict.reason}.\n",
     ]
     if verdict.notes:
@@ -71,20 +71,38 @@ def section(number: int, assessment: Assessment) -> str:
     return "\n".join(parts)
 
 
-def write_report(assessments: list[Assessment], out_dir: Path) -> Path:
-    """Write out_dir/report.md (the plots are already there) and return its path."""
-    today = datetime.date.today().isoformat()
-    lines = [
+def header(today: str) -> list[str]:
+    """What every verdict means, what 3 seeds can see, and which rules changed after which results."""
+    return [
         "# The lecture's claims, tested\n",
-        f"Written by `tx-claims` on {today}. Every rule was fixed before the runs "
-        "(`tx_keras/claims/definitions.py`, `verdicts.py`); a difference counts only when Welch's t-test "
-        f"over seeds gives p < {ALPHA} in the claimed direction (Hedges' g printed beside it), a sweep "
-        "in which no setting learned the task is inconclusive, and a run that diverged counts as "
-        f"accuracy 0. With 3 seeds a side the test finds a difference of {detectable_effect(3):.1f} "
-        f"seed-to-seed sd {POWER:.0%} of the time, and none below {least_significant(3):.2f} sd.\n",
-        "| claim | verdict | sweep |",
-        "|---|---|---|",
+        f"Written by `tx-claims` on {today}. The rules are in `tx_keras/claims/definitions.py` and "
+        "`verdicts.py`. **holds**: the claimed difference is significant, Welch's t-test over seeds "
+        f"one-sided in the claimed direction at p < {ALPHA} (Hedges' g beside it), with the claim's own "
+        "levels; **does not hold**: the equivalence test (TOST, two one-sided Welch tests at "
+        f"p < {ALPHA}) shows the difference to be smaller than the margin the rule states; "
+        "**inconclusive**: neither, or a setting missing, or no setting learned the task. A run that "
+        "diverged counts as accuracy 0; each metric is compared at its resolution (a step count read "
+        f"once per epoch, at one epoch of steps). With 3 seeds a side this test finds a true difference of "
+        f"{detectable_effect(3):.1f} seed-to-seed sd {POWER:.0%} of the time (simulated Welch, normal "
+        f"noise; the pooled-t formula would say less), and none below {least_significant(3):.2f} sd of "
+        "the samples.\n",
+        "Rules that changed after results were in (a rule changed later is a weaker test than one fixed "
+        "before the runs):\n",
+        *(f"- {change}" for change in CHANGES),
+        "",
     ]
-    lines += [f"| {a.claim.title} | **{a.verdict.outcome}** | `{a.sweep_dir}` |" for a in assessments]
+
+
+def write_report(
+    assessments: list[Assessment], out_dir: Path, found: dict[str, list[Path]] | None = None
+) -> Path:
+    """Write out_dir/report.md (the plots are already there) and return its path; `found` lists every
+    sweep folder found per claim (the judged one among them)."""
+    today = datetime.date.today().isoformat()
+    lines = [*header(today), "| claim | verdict | sweep judged | other sweeps found |", "|---|---|---|---|"]
+    for a in assessments:
+        others = [folder for folder in (found or {}).get(a.claim.name, []) if folder != a.sweep_dir]
+        listed = ", ".join(f"`{folder.name}`" for folder in others) or "none"
+        lines.append(f"| {a.claim.title} | **{a.verdict.outcome}** | `{a.sweep_dir}` | {listed} |")
     body = "\n".join(lines) + "\n\n" + "\n".join(section(i + 1, a) for i, a in enumerate(assessments))
     return write_text(out_dir / "report.md", body)

@@ -1,8 +1,11 @@
-"""Which finished sweep folder belongs to which claim: a folder named on the command line, or the newest
-`claim_<name>/<date>_<time>/` under a sweeps root such as outputs/sweeps."""
+"""Which finished sweep folder belongs to which claim: a folder named on the command line, or under a sweeps
+root such as outputs/sweeps the newest `claim_<name>/<date>_<time>/` with runs (or the one picked), with
+every other sweep found for that claim listed, so no older or newer sweep is passed over silently."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from tx_keras.claims.definitions import CLAIMS
@@ -28,24 +31,54 @@ def claim_of(sweep_dir: Path) -> str | None:
     return None
 
 
-def _newest_with_runs(claim_dir: Path) -> Path | None:
-    for folder in sorted((child for child in claim_dir.iterdir() if child.is_dir()), reverse=True):
-        if collect_runs(folder):
-            return folder
-    return None
+@dataclass(frozen=True)
+class ClaimSweeps:
+    """The sweep folder judged for a claim and every sweep folder with runs found for it, newest first."""
+
+    judged: Path
+    found: tuple[Path, ...]
 
 
-def find_sweeps(paths: list[Path]) -> dict[str, Path]:
-    """Claim name -> sweep folder, in the order of CLAIMS. Raises ClaimsError for a missing folder, a
-    folder without runs or claim sweeps, a sweep of no known claim, or one claim given twice."""
-    found: dict[str, Path] = {}
+def _with_runs(claim_dir: Path) -> list[Path]:
+    """The sweep folders of `claim_dir` that hold runs, newest first (`<date>_<time>` names sort by time)."""
+    folders = sorted((child for child in claim_dir.iterdir() if child.is_dir()), reverse=True)
+    return [folder for folder in folders if collect_runs(folder)]
 
-    def add(name: str, folder: Path) -> None:
+
+def parse_picks(picks: list[str]) -> dict[str, str]:
+    """`heads=2026-12-01_10-00-00` arguments -> {claim: sweep folder name}."""
+    parsed = {}
+    for pick in picks:
+        name, _, folder = pick.partition("=")
+        if not folder or name not in CLAIMS:
+            raise ClaimsError(
+                f"--pick {pick!r}: write CLAIM=SWEEP_FOLDER_NAME, CLAIM one of {', '.join(CLAIMS)}"
+            )
+        parsed[name] = folder
+    return parsed
+
+
+def find_sweeps(paths: list[Path], picks: Mapping[str, str] | None = None) -> dict[str, ClaimSweeps]:
+    """Claim name -> its sweeps, in the order of CLAIMS: under a sweeps root the newest with runs is
+    judged unless `picks` names another. Raises ClaimsError for a missing folder, a folder without runs
+    or claim sweeps, a sweep of no known claim, one claim given twice, or a pick that was not found."""
+    found: dict[str, ClaimSweeps] = {}
+    picks = dict(picks or {})
+
+    def add(name: str, folders: list[Path]) -> None:
         if name not in CLAIMS:
-            raise ClaimsError(f"{folder} is a sweep of claim {name!r}; known claims: {', '.join(CLAIMS)}")
+            raise ClaimsError(f"{folders[0]} is a sweep of claim {name!r}; known claims: {', '.join(CLAIMS)}")
         if name in found:
-            raise ClaimsError(f"claim {name!r} is given twice: {found[name]} and {folder}")
-        found[name] = folder
+            raise ClaimsError(f"claim {name!r} is given twice: {found[name].judged} and {folders[0]}")
+        judged = folders[0]
+        if name in picks:
+            wanted = picks.pop(name)
+            chosen = [folder for folder in folders if folder.name == wanted]
+            if not chosen:
+                names = ", ".join(folder.name for folder in folders)
+                raise ClaimsError(f"--pick {name}=...: no such sweep with runs; found: {names}")
+            judged = chosen[0]
+        found[name] = ClaimSweeps(judged, tuple(folders))
 
     for path in paths:
         if not path.is_dir():
@@ -54,15 +87,17 @@ def find_sweeps(paths: list[Path]) -> dict[str, Path]:
             name = claim_of(path)
             if name is None:
                 raise ClaimsError(f"{path} is not a claim sweep (run one with tx-train sweep=claim_<name>)")
-            add(name, path)
+            add(name, [path])
             continue
         claim_dirs = sorted(
             child for child in path.iterdir() if child.is_dir() and child.name.startswith("claim_")
         )
-        sweeps = [(d.name.removeprefix("claim_"), _newest_with_runs(d)) for d in claim_dirs]
-        sweeps = [(name, folder) for name, folder in sweeps if folder is not None]
+        sweeps = [(d.name.removeprefix("claim_"), _with_runs(d)) for d in claim_dirs]
+        sweeps = [(name, folders) for name, folders in sweeps if folders]
         if not sweeps:
             raise ClaimsError(f"{path} holds no tx-train runs and no claim_<name>/ sweep folders with runs")
-        for name, folder in sweeps:
-            add(name, folder)
+        for name, folders in sweeps:
+            add(name, folders)
+    if picks:
+        raise ClaimsError(f"--pick {next(iter(picks))}=...: no sweep of that claim was found")
     return {name: found[name] for name in CLAIMS if name in found}

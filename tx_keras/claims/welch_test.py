@@ -1,8 +1,10 @@
-"""Is a difference between two settings real? Welch's t-test over seeds, with the effect size beside it.
+"""Is a difference between two settings real, or shown to be small? Welch's t-test over seeds, one-sided in
+the claimed direction, and its equivalence form (TOST) against a margin fixed in the rule.
 
-Replaces "the difference exceeds 2 pooled sd", which with 3 seeds a side is a test at about p 0.07 and
-calls any difference real when both settings have sd 0. Welch's test does not assume equal spreads and
-needs only each side's mean, sd and n, so a verdict can be re-judged from a published table.
+Needs only each side's mean, sd and n, so a verdict can be re-judged from a published table. One level for
+every claim: "holds" needs a one-sided p < ALPHA in the claimed direction; "does not hold" needs the TOST
+p < ALPHA, i.e. the difference shown to lie within ± the rule's margin; anything else is inconclusive
+(absence of evidence is not evidence of absence).
 """
 
 from __future__ import annotations
@@ -10,18 +12,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy import optimize, stats
+from scipy import stats
 
-ALPHA = 0.05  # two-sided significance level of every claim rule
+from tx_keras.comparison import welch as welch_core
+
+ALPHA = 0.05  # the level of every claim test: one-sided Welch for "holds", TOST for "does not hold"
 POWER = 0.8  # for the detectable effect the report states
 RESOLUTION = 0.001  # the smallest sd taken as real for a 0-1 metric (token accuracy, exact-match)
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """`better` minus `worse`: the difference of means, Welch's t, its degrees of freedom and two-sided p,
-    Hedges' g (the difference in pooled-sd units, small-sample corrected) and `threshold`, the smallest
-    difference this pair's spreads and seeds would have made significant."""
+    """`better` minus `worse` (the claimed direction): the difference of means, Welch's t, its degrees of
+    freedom, the one-sided p of "better is larger", Hedges' g (the difference in pooled-sd units,
+    small-sample corrected), `threshold` (the smallest difference this pair's spreads and seeds would
+    have made significant) and the standard error, which the equivalence test needs."""
 
     difference: float
     t: float
@@ -29,55 +34,60 @@ class Comparison:
     p: float
     hedges_g: float
     threshold: float
+    se: float
 
     @property
     def real(self) -> bool:
-        """The rule's question: is `better` better, at p < ALPHA?"""
-        return self.difference > 0 and self.p < ALPHA
+        """The rule's yes: `better` is larger, one-sided p < ALPHA."""
+        return self.p < ALPHA
 
-    def text(self, digits: int = 3) -> str:
-        """`difference 0.862 (Welch p 7e-06, Hedges g 240; significant above 0.010)`."""
+    @property
+    def p_two_sided(self) -> float:
+        return float(2 * stats.t.sf(abs(self.t), self.df))
+
+    def p_equivalent(self, margin: float) -> float:
+        """TOST: the p of "the difference lies within ± margin" (the larger of the two one-sided p)."""
+        return welch_core.Welch(self.difference, self.se, self.df, self.hedges_g).p_equivalent(margin)
+
+    def equivalent(self, margin: float) -> bool:
+        """The rule's no: the difference is shown to be smaller than `margin` (TOST p < ALPHA)."""
+        return self.p_equivalent(margin) < ALPHA
+
+    def text(self, digits: int = 3, margin: float | None = None) -> str:
+        """`difference 0.862 (Welch one-sided p 1e-06, Hedges g 240; significant above 0.006)`, with the
+        equivalence test against `margin` when given."""
+        tost = f"; within ± {margin:g}: TOST p {self.p_equivalent(margin):.2g}" if margin is not None else ""
         return (
-            f"difference {self.difference:.{digits}f} (Welch p {self.p:.2g}, Hedges g {self.hedges_g:.3g}; "
-            f"significant above {self.threshold:.{digits}f})"
+            f"difference {self.difference:.{digits}f} (Welch one-sided p {self.p:.2g}, Hedges g "
+            f"{self.hedges_g:.3g}; significant above {self.threshold:.{digits}f}{tost})"
         )
 
 
 def welch(
     mean_1: float, sd_1: float, n_1: int, mean_2: float, sd_2: float, n_2: int, resolution: float = RESOLUTION
 ) -> Comparison:
-    """Compare side 1 with side 2 from their summaries (n >= 2 each).
+    """Compare side 1 (claimed better) with side 2 from their summaries (n >= 2 each).
 
-    An sd below `resolution` (the metric's step: e.g. one step of a 0-1 score read to 3 digits) is taken
-    as `resolution`: with sd 0 on both sides the t statistic would be infinite for any difference, yet
-    seeds that agree exactly say only that the noise is below what the metric resolves.
+    An sd below `resolution` (the metric's step: one step of a 0-1 score read to 3 digits, one epoch of
+    steps for a step count read once per epoch) is taken as `resolution`: with sd 0 on both sides the t
+    statistic would be infinite for any difference, yet seeds that agree exactly say only that the noise
+    is below what the metric resolves.
     """
     if min(n_1, n_2) < 2:
         raise ValueError(f"Welch's test needs >= 2 seeds a side, got {n_1} and {n_2}")
-    sd_1, sd_2 = max(sd_1, resolution), max(sd_2, resolution)
-    t, p = stats.ttest_ind_from_stats(mean_1, sd_1, n_1, mean_2, sd_2, n_2, equal_var=False)
-    v_1, v_2 = sd_1**2 / n_1, sd_2**2 / n_2
-    df = (v_1 + v_2) ** 2 / (v_1**2 / (n_1 - 1) + v_2**2 / (n_2 - 1))
-    pooled = math.sqrt(((n_1 - 1) * sd_1**2 + (n_2 - 1) * sd_2**2) / (n_1 + n_2 - 2))
-    correction = 1 - 3 / (4 * (n_1 + n_2) - 9)
-    difference = mean_1 - mean_2
-    threshold = float(stats.t.ppf(1 - ALPHA / 2, df)) * math.sqrt(v_1 + v_2)
-    return Comparison(difference, float(t), df, float(p), difference / pooled * correction, threshold)
+    core = welch_core.welch(mean_1, sd_1, n_1, mean_2, sd_2, n_2, resolution)
+    threshold = core.least_significant(ALPHA, one_sided=True)
+    return Comparison(core.difference, core.t, core.df, core.p_greater, core.hedges_g, threshold, core.se)
 
 
 def least_significant(n: int = 3) -> float:
-    """The smallest difference (in units of a common sd) that can reach p < ALPHA with n seeds a side."""
-    return float(stats.t.ppf(1 - ALPHA / 2, 2 * n - 2)) * math.sqrt(2 / n)
+    """The smallest difference (in units of a common sample sd) that can reach one-sided p < ALPHA with n
+    seeds a side (equal sample sds give Welch 2n - 2 degrees of freedom)."""
+    return float(stats.t.ppf(1 - ALPHA, 2 * n - 2)) * math.sqrt(2 / n)
 
 
 def detectable_effect(n: int = 3) -> float:
-    """The effect (difference / common sd) a two-sided test at ALPHA finds with POWER, n seeds a side,
-    equal spreads: 3.07 sd at n = 3 (a difference of 2.27 sd is the least that can be significant)."""
-    df = 2 * n - 2
-    critical = stats.t.ppf(1 - ALPHA / 2, df)
-
-    def power(effect: float) -> float:
-        """The upper tail only: the lower one is below 1e-6 at these effects (and scipy's is NaN there)."""
-        return stats.nct.sf(critical, df, effect * math.sqrt(n / 2))
-
-    return float(optimize.brentq(lambda effect: power(effect) - POWER, 1e-3, 10.0))
+    """The true effect (difference / common sd) that this test (Welch, one-sided at ALPHA) finds with
+    POWER, n seeds a side, normal noise: simulated (comparison/welch.py), 2.7 sd at n = 3. The pooled-t
+    formula would say 2.5 sd: Welch's degrees of freedom fall below 2n - 2 whenever the sample sds differ."""
+    return welch_core.detectable_effect(n, ALPHA, POWER, one_sided=True)

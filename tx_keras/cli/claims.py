@@ -22,7 +22,16 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=Path,
         default=[Path("outputs/sweeps")],
         help="claim sweep folders, or a folder holding claim_<name>/<date>_<time>/ sweeps, whose newest "
-        "sweep with runs is used (default: outputs/sweeps)",
+        "sweep with runs is judged unless --pick names another (default: outputs/sweeps)",
+    )
+    parser.add_argument(
+        "--pick",
+        action="append",
+        default=[],
+        metavar="CLAIM=SWEEP",
+        help="judge this sweep folder of a claim instead of its newest, e.g. "
+        "--pick heads=2026-12-01_10-00-00 "
+        "(repeatable)",
     )
     parser.add_argument(
         "--out", type=Path, default=Path("outputs/claims"), help="report folder (default: outputs/claims)"
@@ -32,10 +41,10 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = _parse_args(argv)
-    from tx_keras.claims.sweep_folders import ClaimsError, find_sweeps
+    from tx_keras.claims.sweep_folders import ClaimsError, find_sweeps, parse_picks
 
     try:
-        sweeps = find_sweeps(args.sweeps)
+        sweeps = find_sweeps(args.sweeps, parse_picks(args.pick))
     except ClaimsError as error:
         print(f"tx-claims: error: {error}", file=sys.stderr)
         sys.exit(2)
@@ -45,10 +54,16 @@ def main(argv: list[str] | None = None) -> None:
     from tx_keras.claims.report import write_report
 
     args.out.mkdir(parents=True, exist_ok=True)
-    assessments = [assess(CLAIMS[name], folder, args.out) for name, folder in sweeps.items()]
+    for name, found in sweeps.items():
+        listed = ", ".join(
+            f"{folder.name}{' (judged)' if folder == found.judged else ''}" for folder in found.found
+        )
+        print(f"tx-claims: {name}: {len(found.found)} sweep(s) found: {listed}")
+    assessments = [assess(CLAIMS[name], found.judged, args.out) for name, found in sweeps.items()]
     for assessment in assessments:
         print(f"{assessment.claim.name}: {assessment.verdict.outcome}: {assessment.verdict.reason}")
-    print(f"tx-claims: wrote {write_report(assessments, args.out)}")
+    all_found = {name: list(found.found) for name, found in sweeps.items()}
+    print(f"tx-claims: wrote {write_report(assessments, args.out, all_found)}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-"""`tx-compare SWEEP_DIR`: every run of a sweep in one table, best first, plus curves and per-knob plots."""
+"""`tx-compare SWEEP_DIR`: every run of a sweep in one table, best first; the runs grouped by setting (runs
+that differ only by seed) with mean ± sd, intervals and each group's Welch test against the best; curves,
+per-knob and per-group plots, and the grouped result as CSV and JSON."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--out",
         type=Path,
         default=None,
-        help="where to write comparison.md/.csv and the PNGs (default: the sweep folder)",
+        help="where to write comparison.md/.csv, groups.csv/.json and the PNGs (default: the sweep folder)",
     )
     return parser.parse_args(argv)
 
@@ -40,8 +42,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     start_tensorflow()
     from tx_keras.comparison import collect_runs
-    from tx_keras.comparison.plots import plot_curves, plot_metric_by_knob
-    from tx_keras.comparison.table import as_csv, as_markdown, as_text, table_rows
+    from tx_keras.comparison.group_hparams import write_group_sessions
+    from tx_keras.comparison.group_table import group_caption, group_rows, groups_json
+    from tx_keras.comparison.groups import compare_groups, varying_knobs
+    from tx_keras.comparison.plots import plot_curves, plot_groups, plot_metric_by_knob
+    from tx_keras.comparison.table import METRIC_COLUMNS, as_csv, as_markdown, as_text, table_rows
     from tx_keras.run_folder.atomic_write import write_text
     from tx_keras.user_error import UserError
 
@@ -54,17 +59,31 @@ def main(argv: list[str] | None = None) -> None:
         print(f"tx-compare: error: {args.sweep_dir} holds no tx-train runs", file=sys.stderr)
         sys.exit(2)
     header, rows = table_rows(runs, args.metric)
+    groups = compare_groups(runs, args.metric)
+    present = {name for run in runs for name in run.metrics}
+    others = [name for name in METRIC_COLUMNS if name in present and name != args.metric]
+    group_header, group_table = group_rows(groups, args.metric, others)
+    caption = group_caption(groups, args.metric, len(runs))
     out = args.out or args.sweep_dir
     out.mkdir(parents=True, exist_ok=True)
-    write_text(out / "comparison.md", as_markdown(header, rows))
+    markdown = as_markdown(header, rows) + f"\n{caption}\n\n" + as_markdown(group_header, group_table)
+    write_text(out / "comparison.md", markdown)
     write_text(out / "comparison.csv", as_csv(header, rows))
+    write_text(out / "groups.csv", as_csv(group_header, group_table))
+    write_text(out / "groups.json", groups_json(groups, args.metric, [args.metric, *others]))
     plot_curves(runs, out / "validation_curves.png")
     plot_metric_by_knob(runs, args.metric, out / f"{args.metric}_by_knob.png")
+    plot_groups(groups, varying_knobs(groups), args.metric, out / f"{args.metric}_by_group.png")
+    sessions = write_group_sessions(out, groups, [args.metric, *others])
     print(as_text(header, rows), end="")
+    print(f"\n{caption}\n")
+    print(as_text(group_header, group_table), end="")
     print(
-        f"tx-compare: wrote comparison.md, comparison.csv, validation_curves.png, "
-        f"{args.metric}_by_knob.png to {out}"
+        f"tx-compare: wrote comparison.md, comparison.csv, groups.csv, groups.json, validation_curves.png, "
+        f"{args.metric}_by_knob.png, {args.metric}_by_group.png to {out}"
     )
+    if sessions:
+        print(f"tx-compare: one HParams row per group in {sessions} (tx-board {out})")
 
 
 if __name__ == "__main__":

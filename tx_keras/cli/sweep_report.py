@@ -1,5 +1,6 @@
-"""The end of a sweep: a table of its jobs (status, objective), a count by status, what to run next, and the
-exit code."""
+"""The end of a sweep: a table of its jobs (status, objective), the jobs grouped by setting when a setting
+ran with several seeds (mean ± sd, interval, Welch against the best), a count by status, what to run next,
+and the exit code."""
 
 from __future__ import annotations
 
@@ -15,6 +16,27 @@ from omegaconf import DictConfig
 # Exit code of `tx-train` when a sweep ran to the end but some of its jobs failed.
 FAILED_JOBS_EXIT_CODE = 3
 _MAX_ROWS = 40  # a longer sweep's table is tx-compare's job
+
+
+def _print_groups(runs: list, objective: str) -> None:
+    """The grouped table (tx_keras/comparison/groups.py), when some setting ran with more than one seed."""
+    from tx_keras.comparison.group_table import group_rows
+    from tx_keras.comparison.groups import compare_groups
+    from tx_keras.comparison.table import as_text
+
+    groups = compare_groups(runs, objective)
+    if all(len(group.runs) < 2 for group in groups):
+        return
+    header, rows = group_rows(groups, objective, [])
+    # narrower than tx-compare's table: the corrected p and the verdict say what the difference does
+    keep = [i for i, name in enumerate(header) if name not in ("minus best", "Hedges g")]
+    table = as_text([header[i] for i in keep], [[row[i] for i in keep] for row in rows[:_MAX_ROWS]])
+    print(
+        f"tx-train: by setting ({len(groups)} groups; Welch against the best, Holm-corrected):",
+        file=sys.stderr,
+    )
+    for line in table.splitlines():
+        print(f"tx-train: {line}", file=sys.stderr)
 
 
 class SweepReport(Callback):
@@ -43,6 +65,7 @@ class SweepReport(Callback):
             print(f"tx-train: {run.status:>10}  {shown:>24}  {run.name}{reason}", file=sys.stderr)
         if len(runs) > _MAX_ROWS:
             print(f"tx-train: ... {len(runs) - _MAX_ROWS} more jobs", file=sys.stderr)
+        _print_groups(runs, objective)
         summary = ", ".join(f"{counts[status]} {status}" for status in sorted(counts)) or "no jobs"
         print(f"tx-train: sweep {sweep_dir}: {len(runs)} jobs: {summary}", file=sys.stderr)
         if runs:

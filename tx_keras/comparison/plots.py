@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from tensorboard.backend.event_processing import event_accumulator
 from tensorboard.util import tensor_util
 
+from tx_keras.comparison.groups import BEST, TIED, Group, usable
 from tx_keras.comparison.sweep_runs import RunRecord
 from tx_keras.run_folder.atomic_write import write_figure
 
@@ -59,6 +60,31 @@ def plot_metric_by_knob(runs: list[RunRecord], metric: str, path: Path) -> None:
         axes.set_xticks(range(len(labels)), labels, rotation=30, fontsize=8)
         axes.set_xlabel(knob)
         axes.set_ylabel(metric)
+    figure.tight_layout()
+    write_figure(path, figure)
+
+
+def plot_groups(groups: list[Group], knobs: list[str], metric: str, path: Path) -> None:
+    """One column per group, best first: every run a dot, the mean with its 95 % interval as an error
+    bar (black: the best and the groups the test cannot tell from it; grey: worse; none for one run)."""
+    figure = Figure(figsize=(max(5.0, 0.6 * len(groups) + 2), 4.5), dpi=100)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    for x, group in enumerate(groups):
+        values = [value for run in group.runs if (value := usable(run, metric)) is not None]
+        axes.scatter([x] * len(values), values, color="tab:blue", alpha=0.6, s=18, zorder=3)
+        interval = group.summary.interval
+        if interval:
+            color = "black" if group.verdict in (BEST, TIED) else "grey"
+            low, high = group.summary.mean - interval[0], interval[1] - group.summary.mean
+            axes.errorbar(
+                x, group.summary.mean, yerr=[[low], [high]], fmt="_", color=color, markersize=16, capsize=4
+            )
+    labels = [" / ".join(dict(group.setting).get(knob, "") for knob in knobs) or "all" for group in groups]
+    axes.set_xticks(range(len(groups)), labels, rotation=30 if len(groups) > 4 else 0, fontsize=8)
+    axes.set_xlabel(" / ".join(knobs) or "setting")
+    axes.set_ylabel(f"{metric} (95 % interval of the mean)")
+    axes.grid(axis="y", alpha=0.3)
     figure.tight_layout()
     write_figure(path, figure)
 

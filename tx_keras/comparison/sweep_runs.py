@@ -9,8 +9,8 @@ from tx_keras.run_folder.overrides import override_values, read_overrides
 from tx_keras.run_folder.run_folder_error import RunFolderError
 from tx_keras.run_folder.summary import SUMMARY_NAME, summary_or_none
 
-# Overrides that select the sweep itself rather than vary between its jobs.
-_NOT_SWEPT = ("sweep=", "hydra.")
+# Overrides that select the sweep itself (its name, its seed count) rather than vary between its jobs.
+_NOT_SWEPT = ("sweep=", "seeds=", "hydra.")
 
 
 @dataclass(frozen=True)

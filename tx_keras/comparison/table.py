@@ -9,7 +9,7 @@ import math
 from tx_keras.comparison.sweep_runs import RunRecord
 
 # The metric columns shown, in order, when the runs have them.
-_METRIC_COLUMNS = (
+METRIC_COLUMNS = (
     "validation_exact_match",
     "test_exact_match",
     "validation_accuracy",
@@ -54,7 +54,7 @@ def table_rows(runs: list[RunRecord], metric: str) -> tuple[list[str], list[list
     """Header and rows: the swept knobs, status, metrics (the sort metric first), size and wall time."""
     knobs = sorted({key for run in runs for key in run.overrides})
     present = {name for run in runs for name in run.metrics}
-    metrics = [metric] + [name for name in _METRIC_COLUMNS if name in present and name != metric]
+    metrics = [metric] + [name for name in METRIC_COLUMNS if name in present and name != metric]
     header = ["run", *knobs, "status", *metrics, "parameters", "wall_time_s"]
     rows = []
     for run in sort_runs(runs, metric):

@@ -28,6 +28,7 @@ RESUMABLE_CHANGES = (
     "trainer.objective",
     "logging",
     "resume",
+    "seeds",  # a sweep's seed count: each job has its own `seed`
 )
 # Config keys added since RUN_FORMAT 1, with the value that gives the behaviour from before they existed: a
 # folder started without one continues under a command that keeps that value (any other value is a change).

@@ -1,0 +1,184 @@
+"""Runs grouped by setting: mean ± sd, intervals, Welch against the best with Holm, on known differences."""
+
+import csv
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tx_keras.comparison.groups import BEST, TIED, WORSE, compare_groups, group_runs
+from tx_keras.comparison.sweep_runs import RunRecord
+
+
+def _record(job, heads, seed, value, status="completed", metric="validation_exact_match"):
+    overrides = {"data.seed": "0", "model.num_heads": str(heads), "seed": str(seed)}
+    return RunRecord(f"{job}_x", Path("no_folder") / str(job), overrides, status, metrics={metric: value})
+
+
+def _sweep(means, seeds, sd, rng):
+    """One group per entry of `means` (heads 1, 2, ...), `seeds` runs each drawn from N(mean, sd)."""
+    runs = []
+    for i, mean in enumerate(means):
+        for seed in range(seeds):
+            runs.append(_record(len(runs), i + 1, seed, float(rng.normal(mean, sd))))
+    return runs
+
+
+def test_groups_are_settings_without_the_seed_with_mean_sd_and_interval():
+    runs = [
+        _record(i, heads, seed, 0.5 + 0.1 * heads + 0.01 * seed)
+        for i, (heads, seed) in enumerate([(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2), (4, 0)])
+    ]
+    groups = group_runs(runs, "validation_exact_match")
+    assert [dict(g.setting)["model.num_heads"] for g in groups] == ["1", "2", "4"]
+    assert [g.summary.n for g in groups] == [3, 3, 1]
+    first = groups[0].summary
+    assert first.mean == pytest.approx(0.61) and first.sd == pytest.approx(0.01)
+    half = stats.t.ppf(0.975, 2) * 0.01 / math.sqrt(3)  # 4.30 standard errors at n = 3
+    assert first.interval == pytest.approx((0.61 - half, 0.61 + half))
+    assert groups[2].summary.interval is None and groups[2].note == "1 seed: no interval"
+
+
+def test_known_differences_come_out_right_and_one_distribution_is_not_split():
+    """True means 0.80 (best), 0.79 (1 sd below) and 0.70 (10 sd below), sd 0.01, 5 seeds each, at a
+    fixed seed: the far group is worse, the near one cannot be told from the best; then 4 groups from
+    one distribution: none is called worse."""
+    rng = np.random.default_rng(0)
+    groups = compare_groups(_sweep([0.80, 0.79, 0.70], 5, 0.01, rng), "validation_exact_match")
+    verdicts = {dict(g.setting)["model.num_heads"]: g for g in groups}
+    assert verdicts["1"].verdict == BEST
+    assert verdicts["2"].verdict == TIED and verdicts["2"].p_holm >= 0.05
+    assert verdicts["3"].verdict == WORSE and verdicts["3"].p_holm < 1e-4
+    assert verdicts["3"].against_best.difference == pytest.approx(0.1, abs=0.02)
+    # Holm: the smallest p is multiplied by the number of tests (2), the next by 1, kept monotone.
+    p = sorted([verdicts["2"].p, verdicts["3"].p])
+    assert verdicts["3"].p_holm == pytest.approx(min(1.0, 2 * p[0]))
+    assert verdicts["2"].p_holm == pytest.approx(min(1.0, max(2 * p[0], p[1])))
+
+    same = compare_groups(_sweep([0.8] * 4, 3, 0.01, np.random.default_rng(1)), "validation_exact_match")
+    assert [g.verdict for g in same] == [BEST, TIED, TIED, TIED]
+
+
+def test_a_loss_ranks_lowest_first_and_failed_runs_do_not_count():
+    runs = [
+        _record(0, 1, 0, 0.30, metric="validation_loss"),
+        _record(1, 1, 1, 0.31, metric="validation_loss"),
+        _record(2, 2, 0, 0.10, metric="validation_loss"),
+        _record(3, 2, 1, 0.11, metric="validation_loss"),
+        _record(4, 2, 2, math.nan, status="failed", metric="validation_loss"),
+    ]
+    groups = compare_groups(runs, "validation_loss")
+    assert dict(groups[0].setting)["model.num_heads"] == "2" and groups[0].summary.n == 2
+    assert groups[1].verdict == WORSE and groups[1].against_best.difference < 0
+
+
+def test_equal_seeds_on_both_sides_are_resolved_not_infinitely_significant():
+    """sd 0 on both sides (every seed the same score): the metric's resolution stands in for the sd."""
+    runs = [
+        _record(i, heads, seed, value)
+        for i, (heads, seed, value) in enumerate([(1, 0, 1.0), (1, 1, 1.0), (2, 0, 0.999), (2, 1, 0.999)])
+    ]
+    groups = compare_groups(runs, "validation_exact_match")
+    assert groups[1].verdict == TIED  # a difference of one resolution step is not a finding
+
+
+def _write_run(folder, overrides, metrics):
+    (folder / ".hydra").mkdir(parents=True)
+    (folder / ".hydra" / "overrides.yaml").write_text(json.dumps(overrides))
+    summary = {"status": "completed", "metrics": metrics, "parameters": 10, "wall_time_s": 1.0}
+    (folder / "summary.json").write_text(json.dumps(summary))
+
+
+def test_tx_compare_prints_groups_and_writes_csv_json_and_plot(tmp_path):
+    values = {1: [0.90, 0.91, 0.92], 2: [0.50, 0.52, 0.51], 4: [0.70]}
+    job = 0
+    for heads, seeds in values.items():
+        for seed, value in enumerate(seeds):
+            overrides = [f"model.num_heads={heads}", f"seed={seed}", "data.seed=0", "seeds=3"]
+            _write_run(
+                tmp_path / f"{job}_model.num_heads={heads},seed={seed}",
+                overrides,
+                {"validation_exact_match": value, "validation_loss": 1 - value},
+            )
+            job += 1
+    result = subprocess.run(
+        [sys.executable, "-m", "tx_keras.cli.compare", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "7 runs in 3 groups" in result.stdout and "every group has data.seed=0" in result.stdout
+    assert "0.9100 ± 0.0100" in result.stdout and "1 seed: no interval" in result.stdout
+    with open(tmp_path / "groups.csv") as stream:
+        rows = list(csv.DictReader(stream))
+    assert [row["model.num_heads"] for row in rows] == ["1", "4", "2"]
+    assert rows[0]["verdict"] == BEST and rows[2]["verdict"] == WORSE and rows[1]["verdict"] == "not tested"
+    assert float(rows[2]["minus best"]) == pytest.approx(-0.40, abs=1e-4)
+    document = json.loads((tmp_path / "groups.json").read_text())
+    worst = document["groups"][2]
+    assert worst["metrics"]["validation_exact_match"]["n"] == 3
+    assert worst["against_best"]["p_holm"] < 0.05
+    assert "seeds" not in worst["setting"] and "seed" not in worst["setting"]
+    assert (tmp_path / "validation_exact_match_by_group.png").stat().st_size > 1000
+
+
+def test_the_end_of_sweep_table_groups_seeds(tmp_path, capsys):
+    from omegaconf import OmegaConf
+
+    from tx_keras.cli.sweep_report import SweepReport
+
+    for job, (heads, seed, value) in enumerate([(1, 0, 0.9), (1, 1, 0.92), (2, 0, 0.5), (2, 1, 0.52)]):
+        overrides = [f"model.num_heads={heads}", f"seed={seed}", "seeds=2"]
+        _write_run(
+            tmp_path / f"{job}_model.num_heads={heads},seed={seed}",
+            overrides,
+            {"validation_exact_match": value},
+        )
+    config = OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path)}}, "trainer": {}})
+    SweepReport().on_multirun_end(config)
+    lines = capsys.readouterr().err.splitlines()
+    start = lines.index("tx-train: by setting (2 groups; Welch against the best, Holm-corrected):")
+    assert lines[start + 3].split()[1:7] == ["1", "1", "2", "0.9100", "±", "0.0141"]
+    assert lines[start + 4].endswith("worse than the best") and "0.5100 ± 0.0141" in lines[start + 4]
+    assert "tx-train: sweep" in lines[-2]
+
+
+def test_each_group_of_seeds_is_one_hparams_session_with_mean_sd_and_n(tmp_path):
+    from tensorboard.backend.event_processing import event_accumulator
+    from tensorboard.plugins.hparams import metadata as hparams_metadata
+    from tensorboard.util import tensor_util
+
+    from tx_keras.comparison.group_hparams import write_group_sessions
+
+    runs = [
+        _record(i, heads, seed, value)
+        for i, (heads, seed, value) in enumerate([(1, 0, 0.9), (1, 1, 0.8), (2, 0, 0.5)])
+    ]
+    groups = compare_groups(runs, "validation_exact_match")
+    folder = write_group_sessions(tmp_path, groups, ["validation_exact_match"])
+    sessions = sorted(path.name for path in folder.iterdir() if path.is_dir())
+    assert sessions == ["1_data.seed=0,model.num_heads=1"]  # the lone run is its own row already
+    events = event_accumulator.EventAccumulator(
+        str(folder / sessions[0]), size_guidance={event_accumulator.TENSORS: 0}
+    )
+    events.Reload()
+
+    def scalar(tag):
+        return float(tensor_util.make_ndarray(events.Tensors(tag)[-1].tensor_proto))
+
+    assert scalar("final/validation_exact_match") == pytest.approx(0.85)
+    assert scalar("group/validation_exact_match_sd") == pytest.approx(0.0707107, rel=1e-5)
+    assert scalar("group/runs") == 2
+    assert "_hparams_/session_start_info" in events.Tags()["tensors"]
+    content = events.SummaryMetadata("_hparams_/session_start_info").plugin_data.content
+    start = hparams_metadata.parse_session_start_info_plugin_data(content)
+    assert start.hparams["status"].string_value == "group of 2 seeds, sd validation_exact_match 0.07071"
+    assert start.hparams["model.num_heads"].string_value == "1" and "seed" not in start.hparams
+    write_group_sessions(tmp_path, groups, ["validation_exact_match"])  # a second tx-compare replaces it
+    assert len(list((folder / sessions[0]).glob("events.out.tfevents.*"))) == 1
