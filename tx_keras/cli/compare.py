@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
+
+from tx_keras.cli.command_parser import CommandParser, command_parser
 
 # The event-file reader imports TensorFlow: its start-up lines (CUDA probing on a CPU) stay off stderr.
 from tx_keras.runtime.quiet_startup import start_tensorflow
 
 
-def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="tx-compare", description="Compare the runs of a tx-train sweep, or every run under a folder."
-    )
-    parser.add_argument(
+def _parser() -> CommandParser:
+    parser = command_parser(
+        "tx-compare",
+        "Compare the runs of a tx-train sweep, or every run under a folder.",
         "sweep_dir",
         type=Path,
         help="a sweep folder (hydra.sweep.dir), or any folder holding runs at any depth (e.g. outputs)",
@@ -30,14 +29,14 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help="where to write comparison.md/.csv and the PNGs (default: the sweep folder)",
     )
-    return parser.parse_args(argv)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     if not args.sweep_dir.is_dir():
-        print(f"tx-compare: error: {args.sweep_dir} is not a folder", file=sys.stderr)
-        sys.exit(2)
+        parser.fail(f"{args.sweep_dir} is not a folder")
     start_tensorflow()
     from tx_keras.comparison import collect_runs
     from tx_keras.comparison.plots import plot_curves, plot_metric_by_knob
@@ -48,11 +47,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         runs = collect_runs(args.sweep_dir, nested=True)
     except UserError as error:  # e.g. a run's .hydra/overrides.yaml that is not a list
-        print(f"tx-compare: error: {error}", file=sys.stderr)
-        sys.exit(2)
+        parser.fail(str(error))
     if not runs:
-        print(f"tx-compare: error: {args.sweep_dir} holds no tx-train runs", file=sys.stderr)
-        sys.exit(2)
+        parser.fail(f"{args.sweep_dir} holds no tx-train runs")
     header, rows = table_rows(runs, args.metric)
     out = args.out or args.sweep_dir
     out.mkdir(parents=True, exist_ok=True)
