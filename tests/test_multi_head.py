@@ -7,7 +7,7 @@ from keras import ops
 
 from tests.float_tolerance import FLOAT32
 from tx_keras.components import resolve
-from tx_keras.layers import LoopedMultiHeadAttention, MultiHeadAttention
+from tx_keras.layers import AlignedAttention, LoopedMultiHeadAttention, MultiHeadAttention
 
 B, T, D, H = 2, 5, 8, 2
 RNG = np.random.default_rng(0)
@@ -246,6 +246,20 @@ def test_heads_must_divide_d_model(layer_cls):
     with pytest.raises(ValueError):
         layer_cls(num_heads=-2, d_model=8)
     assert layer_cls(num_heads=4, d_model=8).key_dim == 2
+
+
+@pytest.mark.parametrize("layer_cls", [MultiHeadAttention, LoopedMultiHeadAttention, AlignedAttention])
+def test_every_form_takes_the_shared_arguments_in_one_order(layer_cls):
+    """The arguments `MultiHeadBase` defines, in its order, by position as by keyword, reach the weights and
+    dropout each form builds (the looped form's heads too)."""
+    shared = {"num_heads": 2, "d_model": 8, "dropout": 0.25, "use_bias": False, "kernel_initializer": "ones"}
+    for layer in (layer_cls(*shared.values()), layer_cls(**shared)):
+        assert {key: layer.get_config()[key] for key in shared} == shared
+        layer.build((B, T, D))
+        assert layer.weights and not [w.path for w in layer.weights if "bias" in w.path]
+        assert all(np.all(_np(w) == 1.0) for w in layer.weights)
+        dropouts = [sub for sub in layer._flatten_layers() if isinstance(sub, keras.layers.Dropout)]
+        assert dropouts and {dropout.rate for dropout in dropouts} == {0.25}
 
 
 @pytest.mark.parametrize("layer_cls", [MultiHeadAttention, LoopedMultiHeadAttention])

@@ -2,29 +2,32 @@
 
 from __future__ import annotations
 
-import argparse
 import ipaddress
 import signal
 import sys
 import time
 from pathlib import Path
 
+from tx_keras.cli.command_parser import CommandParser, command_parser
+
 # First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
 from tx_keras.runtime.quiet_startup import start_tensorflow
 
 
-def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="tx-board", description="Serve TensorBoard over tx-train run folders (a run, a sweep, or all)."
-    )
-    parser.add_argument(
-        "logdir", nargs="?", default="outputs", help="run, sweep or outputs folder (default: outputs)"
+def _parser() -> CommandParser:
+    parser = command_parser(
+        "tx-board",
+        "Serve TensorBoard over tx-train run folders (a run, a sweep, or all).",
+        "logdir",
+        nargs="?",
+        default="outputs",
+        help="run, sweep or outputs folder (default: outputs)",
     )
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)"
     )
     parser.add_argument("--port", type=int, default=6006, help="port to serve on; 0 picks a free one")
-    return parser.parse_args(argv)
+    return parser
 
 
 def _is_loopback(host: str) -> bool:
@@ -39,12 +42,11 @@ def _is_loopback(host: str) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     """Start TensorBoard, print its URL, block until Ctrl-C or SIGTERM, then exit 0."""
-    args = _parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     logdir = Path(args.logdir).expanduser().resolve()
     if not logdir.is_dir():
-        what = "is not a folder" if logdir.exists() else "does not exist"
-        print(f"tx-board: error: logdir {logdir} {what}", file=sys.stderr)
-        sys.exit(2)
+        parser.fail(f"logdir {logdir} {'is not a folder' if logdir.exists() else 'does not exist'}")
     if not _is_loopback(args.host):
         print(
             f"tx-board: warning: binding to {args.host}: whoever can reach this machine can read these runs",

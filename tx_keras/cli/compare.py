@@ -4,19 +4,18 @@ per-knob and per-group plots, and the grouped result as CSV and JSON."""
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
+
+from tx_keras.cli.command_parser import CommandParser, command_parser
 
 # The event-file reader imports TensorFlow: its start-up lines (CUDA probing on a CPU) stay off stderr.
 from tx_keras.runtime.quiet_startup import start_tensorflow
 
 
-def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="tx-compare", description="Compare the runs of a tx-train sweep, or every run under a folder."
-    )
-    parser.add_argument(
+def _parser() -> CommandParser:
+    parser = command_parser(
+        "tx-compare",
+        "Compare the runs of a tx-train sweep, or every run under a folder.",
         "sweep_dir",
         type=Path,
         help="a sweep folder (hydra.sweep.dir), or any folder holding runs at any depth (e.g. outputs)",
@@ -32,14 +31,14 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help="where to write comparison.md/.csv, groups.csv/.json and the PNGs (default: the sweep folder)",
     )
-    return parser.parse_args(argv)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     if not args.sweep_dir.is_dir():
-        print(f"tx-compare: error: {args.sweep_dir} is not a folder", file=sys.stderr)
-        sys.exit(2)
+        parser.fail(f"{args.sweep_dir} is not a folder")
     start_tensorflow()
     from tx_keras.comparison import collect_runs
     from tx_keras.comparison.group_hparams import write_group_sessions
@@ -53,11 +52,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         runs = collect_runs(args.sweep_dir, nested=True)
     except UserError as error:  # e.g. a run's .hydra/overrides.yaml that is not a list
-        print(f"tx-compare: error: {error}", file=sys.stderr)
-        sys.exit(2)
+        parser.fail(str(error))
     if not runs:
-        print(f"tx-compare: error: {args.sweep_dir} holds no tx-train runs", file=sys.stderr)
-        sys.exit(2)
+        parser.fail(f"{args.sweep_dir} holds no tx-train runs")
     header, rows = table_rows(runs, args.metric)
     groups = compare_groups(runs, args.metric)
     present = {name for run in runs for name in run.metrics}

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import argparse
-import sys
-
+from tx_keras.cli.command_parser import CommandParser, command_parser
 from tx_keras.runtime.allocator import configure_allocator
 
 # First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
 from tx_keras.runtime.quiet_startup import start_tensorflow
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="tx-export",
-        description="Write RUN_DIR/export/ (saved_model/, model.keras, export.json) from a completed run.",
-    )
-    parser.add_argument(
-        "run_dir", metavar="RUN_DIR", help="a tx-train run folder (has summary.json, model.keras)"
+def _parser() -> CommandParser:
+    parser = command_parser(
+        "tx-export",
+        "Write RUN_DIR/export/ (saved_model/, model.keras, export.json) from a completed run.",
+        "run_dir",
+        metavar="RUN_DIR",
+        help="a tx-train run folder (has summary.json, model.keras)",
     )
     parser.add_argument("--beam-width", type=int, help="beam width, 1 = greedy (default: the run's export.*)")
     parser.add_argument("--length-penalty", type=float, help="GNMT length penalty alpha (default: the run's)")
@@ -30,7 +28,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     from dataclasses import replace
     from pathlib import Path
 
@@ -49,8 +48,7 @@ def main(argv: list[str] | None = None) -> None:
         }
         settings = replace(settings, **{key: value for key, value in chosen.items() if value is not None})
     except (NotARunError, ValueError) as error:
-        print(f"tx-export: error: {error}", file=sys.stderr)
-        sys.exit(2)
+        parser.fail(str(error))
     saved_model = export_run(run_dir, settings)
     print(saved_model)
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from tx_keras.cli.command_parser import CommandParser, command_parser
 from tx_keras.runtime.allocator import configure_allocator
 
 # First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
@@ -16,13 +16,13 @@ class _UsageError(ValueError):
     """A user's mistake: printed as one line, exit code 2."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="tx-translate",
-        description="Translate sentences (arguments, or one per line on stdin) with an exported model.",
-    )
-    parser.add_argument(
-        "path", metavar="PATH", help="a run folder (uses PATH/export/saved_model) or a SavedModel"
+def _parser() -> CommandParser:
+    parser = command_parser(
+        "tx-translate",
+        "Translate sentences (arguments, or one per line on stdin) with an exported model.",
+        "path",
+        metavar="PATH",
+        help="a run folder (uses PATH/export/saved_model) or a SavedModel",
     )
     parser.add_argument("sentences", nargs="*", metavar="SENTENCE", help="default: read lines from stdin")
     parser.add_argument("--attention", action="store_true", help="print each sentence's alignment table")
@@ -92,15 +92,15 @@ def _show_attention(result: dict, args, plots: list[Path] | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     sentences = args.sentences or [line.strip() for line in sys.stdin if line.strip()]
     try:
         saved_model = _saved_model(Path(args.path))
         if args.layer is not None and args.layer < 1:
             raise _UsageError(f"--layer {args.layer} must be >= 1")
     except _UsageError as error:
-        print(f"tx-translate: error: {error}", file=sys.stderr)
-        sys.exit(2)
+        parser.fail(str(error))
     if not sentences:
         return
     configure_allocator()  # before TensorFlow, as every command that runs the model
@@ -119,8 +119,7 @@ def main(argv: list[str] | None = None) -> None:
             for translation in model.signatures["translate"](texts=texts)["translation"].numpy():
                 print(translation.decode("utf-8"))
     except _UsageError as error:
-        print(f"tx-translate: error: {error}", file=sys.stderr)
-        sys.exit(2)
+        parser.fail(str(error))
 
 
 if __name__ == "__main__":

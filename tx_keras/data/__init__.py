@@ -6,14 +6,11 @@ The names below are imported on first use (PEP 562), so a light caller (the conf
 
 from tx_keras.lazy_names import lazy_names
 
-_HOMES = {
-    "TASKS": "tx_keras.data.task_config",
-    "Task": "tx_keras.data.task",
-    "Vocabulary": "tx_keras.data.vocabulary",
-    "build_task": "tx_keras.data.registry",
-    "make_dataset": "tx_keras.data.pipeline",
-}
-
-__all__ = sorted(_HOMES)
-
-__getattr__ = lazy_names(__name__, _HOMES)
+__getattr__, __all__ = lazy_names(
+    __name__,
+    task_config=("TASKS",),
+    task=("Task",),
+    vocabulary=("Vocabulary",),
+    registry=("build_task",),
+    pipeline=("make_dataset",),
+)

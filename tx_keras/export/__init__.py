@@ -6,15 +6,9 @@ decoding and run-folder code that exporting a run needs.
 
 from tx_keras.lazy_names import lazy_names
 
-_HOMES = {
-    "ExportSettings": "tx_keras.export.run_export",
-    "NotARunError": "tx_keras.export.run_export",
-    "export_model": "tx_keras.export.run_export",
-    "export_run": "tx_keras.export.run_export",
-    "Translator": "tx_keras.export.translator",
-    "WordCodec": "tx_keras.export.word_codec",
-}
-
-__all__ = sorted(_HOMES)
-
-__getattr__ = lazy_names(__name__, _HOMES)
+__getattr__, __all__ = lazy_names(
+    __name__,
+    run_export=("ExportSettings", "NotARunError", "export_model", "export_run"),
+    translator=("Translator",),
+    word_codec=("WordCodec",),
+)

@@ -42,17 +42,10 @@ class AlignedAttention(MultiHeadBase):
         >>> y = AlignedAttention(num_heads=4, d_model=32)(x)  # y[:, t] depends on x[:, t] only
     """
 
-    def __init__(
-        self,
-        num_heads: int,
-        d_model: int,
-        dropout: float = 0.0,
-        use_bias: bool = True,
-        kernel_initializer: str = "glorot_uniform",
-        **kwargs,
-    ):
-        super().__init__(num_heads, d_model, dropout, use_bias, kernel_initializer, **kwargs)
-        self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
+    def __init__(self, num_heads: int, d_model: int, *args, **kwargs):
+        """The arguments of every form (`MultiHeadBase`); no `position_rotation`: nothing to rotate."""
+        super().__init__(num_heads, d_model, *args, **kwargs)
+        self._dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
 
     def build(self, query_shape, value_shape=None, key_shape=None):
         value_shape = value_shape or query_shape

@@ -20,25 +20,15 @@ class LoopedMultiHeadAttention(MultiHeadBase):
     weights so both forms can be compared number for number.
     """
 
-    def __init__(
-        self,
-        num_heads: int,
-        d_model: int,
-        dropout: float = 0.0,
-        use_bias: bool = True,
-        kernel_initializer: str = "glorot_uniform",
-        position_rotation: keras.layers.Layer | None = None,
-        **kwargs,
-    ):
-        super().__init__(
-            num_heads, d_model, dropout, use_bias, kernel_initializer, position_rotation, **kwargs
-        )
+    def __init__(self, num_heads: int, d_model: int, *args, **kwargs):
+        """The arguments of every form (`MultiHeadBase`)."""
+        super().__init__(num_heads, d_model, *args, **kwargs)
         self._heads = [
             SelfAttention(
                 self.key_dim,
-                use_bias=use_bias,
-                dropout=dropout,
-                kernel_initializer=kernel_initializer,
+                use_bias=self.use_bias,
+                dropout=self.dropout,
+                kernel_initializer=self.kernel_initializer,
                 name=f"head_{i + 1}",
                 dtype=self.dtype_policy,
             )
@@ -46,8 +36,8 @@ class LoopedMultiHeadAttention(MultiHeadBase):
         ]
         self._output = keras.layers.Dense(
             d_model,
-            use_bias=use_bias,
-            kernel_initializer=kernel_initializer,
+            use_bias=self.use_bias,
+            kernel_initializer=self.kernel_initializer,
             name="output",
             dtype=self.dtype_policy,
         )

@@ -19,15 +19,11 @@ class MultiHeadAttention(MultiHeadBase):
     `keras.layers.MultiHeadAttention`, which makes the two directly comparable.
     `LoopedMultiHeadAttention` computes the same function head by head, as the lecture explains it.
 
-    Args:
-        num_heads: number of heads h.
-        d_model: model width; must be divisible by `num_heads` (d_k = d_model / h).
-        dropout: dropout on the attention weights during training.
-        use_bias: whether the projections have biases.
+    Args: those of every form (`MultiHeadBase`: num_heads, d_model, dropout, use_bias, kernel_initializer,
+    position_rotation), and
         fused_qkv: compute the query, key and value projections of self-attention (key and value of
             cross-attention) as one matmul over the concatenated kernels; same weights, same outputs,
             fewer and larger matmuls (faster on CPU).
-        position_rotation: a layer that rotates queries and keys by position (`RotaryPositions`), or None.
 
     Call args and the decoding cache: see `MultiHeadBase`.
 
@@ -36,22 +32,10 @@ class MultiHeadAttention(MultiHeadBase):
         >>> y, w = mha(x, return_attention_scores=True)  # x: (B, T, 32) -> y: (B, T, 32), w: (B, 4, T, T)
     """
 
-    def __init__(
-        self,
-        num_heads: int,
-        d_model: int,
-        dropout: float = 0.0,
-        use_bias: bool = True,
-        kernel_initializer: str = "glorot_uniform",
-        fused_qkv: bool = False,
-        position_rotation: keras.layers.Layer | None = None,
-        **kwargs,
-    ):
-        super().__init__(
-            num_heads, d_model, dropout, use_bias, kernel_initializer, position_rotation, **kwargs
-        )
+    def __init__(self, num_heads: int, d_model: int, *args, fused_qkv: bool = False, **kwargs):
+        super().__init__(num_heads, d_model, *args, **kwargs)
         self.fused_qkv = fused_qkv
-        self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
+        self._dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
 
     def _projection(self, name: str, input_dim: int) -> None:
         shape = (input_dim, self.num_heads, self.key_dim)

@@ -32,7 +32,16 @@ class MultiHeadBase(keras.layers.Layer):
     """The common ground of `MultiHeadAttention` (fused), `LoopedMultiHeadAttention` (one head at a time)
     and `AlignedAttention`, so that they stay interchangeable: same arguments, same call, same outputs,
     same serialized config. A form supplies `_project` (its projections, (B, h, T, d_k) each) and `_read`
-    (attention over them); `call` is written here once.
+    (attention over them); `call` and the arguments every form takes are written here once: a form's
+    `__init__` names `num_heads` and `d_model`, passes the rest on (`*args, **kwargs`) and adds only its own.
+
+    Args:
+        num_heads: number of heads h.
+        d_model: model width; must be divisible by `num_heads` (d_k = d_model / h).
+        dropout: dropout on the attention weights during training.
+        use_bias: whether the projections have biases.
+        kernel_initializer: initializer of the projection kernels.
+        position_rotation: a layer that rotates queries and keys by position (`RotaryPositions`), or None.
 
     Call args: `query` (B, Tq, d), `value` (B, Tk, d) for cross-attention (defaults to `query`), `key`
     (defaults to `value`), `attention_mask` (B, Tq, Tk), `key_mask` (B, Tk), `use_causal_mask`,

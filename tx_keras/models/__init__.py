@@ -9,15 +9,10 @@ from __future__ import annotations
 
 from tx_keras.lazy_names import lazy_names
 
-_HOMES = {
-    "Decoder": "tx_keras.models.decoder",
-    "DecoderBlock": "tx_keras.models.decoder",
-    "Encoder": "tx_keras.models.encoder",
-    "EncoderBlock": "tx_keras.models.encoder",
-    "ModelConfig": "tx_keras.models.model_config",
-    "Transformer": "tx_keras.models.transformer",
-}
-
-__all__ = sorted(_HOMES)
-
-__getattr__ = lazy_names(__name__, _HOMES)
+__getattr__, __all__ = lazy_names(
+    __name__,
+    decoder=("Decoder", "DecoderBlock"),
+    encoder=("Encoder", "EncoderBlock"),
+    model_config=("ModelConfig",),
+    transformer=("Transformer",),
+)
