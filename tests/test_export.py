@@ -15,6 +15,7 @@ from tests.float_tolerance import FLOAT32
 from tx_keras.data import build_task
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.export import WordCodec
+from tx_keras.models import Transformer
 
 SIGNATURES = ["logits", "serving_default", "tokenize", "translate", "translate_with_attention"]
 
@@ -70,7 +71,9 @@ def test_fresh_process_without_tx_keras_translates_like_the_in_process_model(exp
     source, target = task.splits["validation"]
     source, target = source[:16], target[:16]
     texts = [text for text, _ in task.texts("validation")[:16]]
+    # Keras finds a saved class only once its module is imported (it imports none itself in safe mode).
     model = keras.saving.load_model(run_dir / "export/model.keras", safe_mode=True)
+    assert isinstance(model, Transformer)
     export = summary["config"]["export"]
     decode = beam_search_decoder(
         model, model.max_target_length, export["beam_width"], export["length_penalty"]

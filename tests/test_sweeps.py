@@ -165,7 +165,7 @@ def test_every_ready_sweep_composes_and_the_depth_sweep_builds_matching_stacks()
 
     from tx_keras.config_check import check_config
     from tx_keras.data import build_task
-    from tx_keras.training.run import build_model
+    from tx_keras.training.model_build import build_model
 
     with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
         for name in ("smoke", "heads", "depth_residual", "norm", "ffn", "optuna"):

@@ -1,0 +1,36 @@
+"""What a run's training split looks like as batches: epoch 0's bucketing, its padding share, steps per
+epoch and real tokens per step (for the summary, the cooldown clock and the progress line)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from omegaconf import DictConfig
+
+from tx_keras.data import Task
+from tx_keras.data.length_batches import length_batches, padding_fraction, row_lengths
+
+
+@dataclass(frozen=True)
+class EpochBatches:
+    """Epoch 0's batches of the training split under a config (a token budget varies the count by a few
+    from epoch to epoch: epoch 0's stands for all)."""
+
+    steps: int  # batches per epoch
+    padding: float  # the share of padding positions in them
+    tokens_per_step: float  # real (non-padding) source and target tokens per step
+
+    @classmethod
+    def of(cls, task: Task, cfg: DictConfig) -> EpochBatches:
+        source, target = task.splits["train"]
+        batches = None  # fixed batching: every batch `batch_size` rows
+        if cfg.trainer.batching != "fixed":
+            lengths = np.maximum(row_lengths(source), row_lengths(target))
+            batches = length_batches(lengths, cfg.trainer.batch_size, cfg.trainer.batch_tokens, cfg.seed, 0)
+        steps = len(batches) if batches is not None else -(-len(source) // cfg.trainer.batch_size)
+        return cls(
+            steps=steps,
+            padding=round(padding_fraction(source, target, batches), 4),
+            tokens_per_step=(np.count_nonzero(source) + np.count_nonzero(target)) / max(steps, 1),
+        )

@@ -1,0 +1,39 @@
+"""What one `fit` did, as the summary says it: epochs, time, training scores and why it stopped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+from omegaconf import DictConfig
+
+from tx_keras.run_folder.checkpoint import Checkpoint
+from tx_keras.training.run_callbacks import RunCallbacks
+
+
+def fit_outcome(
+    cfg: DictConfig,
+    history: keras.callbacks.History,
+    initial_epoch: int,
+    checkpoint: Checkpoint | None,
+    stopped_before: bool,
+    run: RunCallbacks,
+) -> tuple[int, dict[str, float], dict[str, Any]]:
+    """(epochs trained in all, training metrics, the summary fields on stopping and head importance).
+
+    A resume that trains nothing (it stopped before it was killed) takes its metrics from the checkpoint.
+    """
+    trained = history.history.get("loss", [])
+    epochs = initial_epoch + len(trained)
+    last = {key: values[-1] for key, values in history.history.items()} if trained else checkpoint.logs
+    metrics = {"train_loss": float(last["loss"]), "train_accuracy": float(last["accuracy"])}
+    fields: dict[str, Any] = {}
+    if run.importance is not None and run.importance.record is not None:
+        fields["head_importance"] = run.importance.record
+    if run.budget and run.budget.reached:
+        fields["stopped_by"] = f"time budget: trainer.max_train_minutes={cfg.trainer.max_train_minutes}"
+    elif run.stopper is not None and run.stopper.reason:
+        fields["stopped_by"] = run.stopper.reason
+    elif stopped_before:
+        fields["stopped_by"] = f"early stopping after epoch {epochs} (before this resume)"
+    return epochs, metrics, fields

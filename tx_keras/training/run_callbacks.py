@@ -1,0 +1,158 @@
+"""The callbacks of one run's `fit`, in the order they must run, with handles on the ones whose state the
+summary reads afterwards (why training stopped, the head-importance record)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import keras
+import tensorflow as tf
+from omegaconf import DictConfig
+
+from tx_keras.data import Task, make_dataset
+from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, Checkpoint
+from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
+from tx_keras.training.callbacks.attention_maps import epochs_to_log
+from tx_keras.training.callbacks.cooldown_clock import CooldownClock
+from tx_keras.training.callbacks.early_stopping import EarlyStopping
+from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
+from tx_keras.training.callbacks.epoch_scalars import EpochScalars
+from tx_keras.training.callbacks.epoch_variable import EpochVariable
+from tx_keras.training.callbacks.head_importance import ROWS, HeadImportanceAtEnd
+from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
+from tx_keras.training.callbacks.progress import Progress
+from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
+from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
+from tx_keras.training.callbacks.validation_exact_match import LOG_KEY, ValidationExactMatch
+from tx_keras.training.epoch_batches import EpochBatches
+from tx_keras.training.learning_rate import Cooldown
+
+
+def run_dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs) -> tf.data.Dataset:
+    """make_dataset with the trainer's batch size and batching."""
+    return make_dataset(
+        source,
+        target,
+        trainer.batch_size,
+        shuffle=shuffle,
+        batching=trainer.batching,
+        batch_tokens=trainer.batch_tokens,
+        **kwargs,
+    )
+
+
+@dataclass
+class RunCallbacks:
+    """`fit`'s callbacks and the few the run asks afterwards why training stopped."""
+
+    callbacks: list[keras.callbacks.Callback] = field(default_factory=list)
+    stopper: EarlyStopping | None = None
+    budget: TimeBudget | None = None
+    importance: HeadImportanceAtEnd | None = None
+
+
+def _dashboard(
+    cfg: DictConfig, run_dir: Path, task: Task, decode, fresh: bool
+) -> list[keras.callbacks.Callback]:
+    """TensorBoard curves plus our attention maps, translation samples and diagnostics (those before
+    training only on a `fresh` start, not on a resume).
+
+    Ours go to the run folder itself, next to the HParams row: a run is three entries in TensorBoard's
+    run list (the run, train, validation), not one per kind of summary.
+    """
+    logging = cfg.logging
+    callbacks: list[keras.callbacks.Callback] = [EpochScalars(run_dir, logging.loss_every_steps)]
+    epochs = epochs_to_log(logging.attention_maps, cfg.trainer.epochs)
+    probes = Probes.from_task(task, logging.probes) if logging.probes else None
+    if probes is not None and epochs:
+        callbacks.append(AttentionMaps(run_dir, probes, epochs, logging.attention_tensors_mb))
+        callbacks.append(TextSamples(run_dir, probes, task, decode, epochs))
+    if logging.diagnostics_every:
+        source, target = task.splits["train"]
+        batch = slice(0, cfg.trainer.batch_size)
+        inputs = (source[batch], target[batch, :-1])
+        probe_inputs = None if probes is None else (probes.source, probes.decoder_input)
+        callbacks.append(
+            Diagnostics(run_dir, inputs, target[batch, 1:], logging.diagnostics_every, fresh, probe_inputs)
+        )
+    return callbacks
+
+
+def _early_stopping(
+    cfg: DictConfig, task: Task, decode, checkpoint: Checkpoint | None
+) -> tuple[list[keras.callbacks.Callback], EarlyStopping | None]:
+    """The stopper (None when `trainer.early_stopping.patience` is null), after the per-epoch validation
+    exact-match when that is what it watches; its state comes back from the checkpoint on a resume."""
+    settings = cfg.trainer.early_stopping
+    if settings.patience is None:
+        return [], None
+    callbacks: list[keras.callbacks.Callback] = []
+    if settings.monitor == LOG_KEY:
+        source, target = task.splits["validation"]
+        callbacks.append(ValidationExactMatch(decode, source, target, task.target_vocab))
+    stopper = EarlyStopping(
+        settings.monitor,
+        settings.patience,
+        cfg.trainer.epochs,
+        settings.min_delta,
+        settings.stop_at,
+        state=checkpoint.logs if checkpoint else None,
+    )
+    return callbacks, stopper
+
+
+def assemble_callbacks(
+    cfg: DictConfig,
+    run_dir: Path,
+    task: Task,
+    decode,
+    checkpoint: Checkpoint | None,
+    epoch: tf.Variable,
+    schedule: keras.optimizers.schedules.LearningRateSchedule,
+    batches: EpochBatches,
+    mid_epoch: MidEpochCheckpoint,
+    train: tf.data.Dataset,
+) -> RunCallbacks:
+    """Every callback of the run's `fit`, in order: NaN guard and the epoch's data order first, validation
+    exact-match before TensorBoard (so it becomes a validation curve), the stoppers, progress, then the
+    epoch checkpoint once the epoch's points are on disk, and the mid-epoch checkpoint last of all."""
+    run = RunCallbacks([keras.callbacks.TerminateOnNaN(), EpochVariable(epoch)])
+    watchers, run.stopper = _early_stopping(cfg, task, decode, checkpoint)
+    run.callbacks += watchers
+    if cfg.logging.tensorboard:
+        run.callbacks += _dashboard(cfg, run_dir, task, decode, fresh=checkpoint is None)
+    if run.stopper is not None:
+        run.callbacks.append(run.stopper)
+    if cfg.trainer.max_train_minutes:
+        spent = checkpoint.logs.get(SPENT_KEY, 0.0) if checkpoint else 0.0
+        run.budget = TimeBudget(cfg.trainer.max_train_minutes, spent)
+        run.callbacks.append(run.budget)
+    if isinstance(schedule, Cooldown):
+        run.callbacks.append(CooldownClock(schedule, run.budget, cfg.trainer.epochs, batches.steps))
+    if cfg.logging.get("head_importance"):  # after training, before the evaluation: the model as trained
+        rows = slice(0, ROWS)
+        source_rows, target_rows = (split[rows] for split in task.splits["validation"])
+        first_rows = run_dataset(source_rows, target_rows, cfg.trainer, shuffle=False)
+        run.importance = HeadImportanceAtEnd(run_dir, first_rows, len(source_rows), cfg.logging.tensorboard)
+        run.callbacks.append(run.importance)
+    run.callbacks.append(
+        Progress(
+            cfg.trainer.epochs,
+            batches.steps,
+            batches.tokens_per_step,
+            cfg.logging.progress_every_s,
+            sys.stderr.isatty(),
+            cfg.logging.verbose,
+            run.budget,
+        )
+    )
+    if cfg.trainer.checkpoint_every:  # last: an epoch is checkpointed once its points are on disk
+        run.callbacks.append(SummaryBarrier(run.callbacks))
+        run.callbacks.append(
+            EpochCheckpoint(run_dir / CHECKPOINT_PATH, cfg.trainer.checkpoint_every, cfg.trainer.epochs)
+        )
+    mid_epoch.watch(run.callbacks, train)
+    run.callbacks.append(mid_epoch)  # last of all: stop signals, timed checkpoints, resuming inside an epoch
+    return run
