@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 from tx_keras.runtime.allocator import configure_allocator
 
 # First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
-from tx_keras.runtime.quiet_startup import quiet_absl, start_tensorflow
+from tx_keras.runtime.quiet_startup import quiet_absl
 
 
 def _thread_budget(hydra_cfg: DictConfig) -> int | None:
@@ -36,20 +36,17 @@ def _train(cfg: DictConfig) -> float:
 
     from hydra.types import RunMode
 
-    from tx_keras.config_check import check_config
     from tx_keras.training.job import run_job, set_thread_budget
     from tx_keras.user_error import UserError
 
     hydra_cfg = HydraConfig.get()
     sweep = hydra_cfg.mode == RunMode.MULTIRUN
     try:
-        if not sweep:  # a sweep records a bad job's config instead (run_job), and its sweep goes on
-            check_config(cfg, imports=False)  # a typo fails in a second or two, before TensorFlow starts
         set_thread_budget(_thread_budget(hydra_cfg))
         logging.captureWarnings(True)  # Python warnings reach train.log too
         quiet_absl(cfg.logging.verbose)
         logging.getLogger("tx_keras.runtime").debug(allocator)  # in train.log (a post-mortem needs it)
-        start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
+        # Checks the config (a sweep records a bad job and goes on), then starts TensorFlow.
         return run_job(cfg, Path(hydra_cfg.runtime.output_dir), isolate_failures=sweep)
     except UserError as error:  # here, not in main(): Hydra would add a line of its own around it
         print(f"tx-train: error: {error}", file=sys.stderr)

@@ -21,10 +21,17 @@ MARKER_NAME = "run.json"
 # Bump when checkpoints, run.json or the event-file layout change in a way older folders cannot follow.
 RUN_FORMAT = 1
 # Config keys a resumed run may change: they extend the run or change what is logged, not what is learnt.
-RESUMABLE_CHANGES = ("trainer.epochs", "trainer.checkpoint_every", "trainer.objective", "logging", "resume")
+RESUMABLE_CHANGES = (
+    "trainer.epochs",
+    "trainer.checkpoint_every",
+    "trainer.checkpoint_every_minutes",
+    "trainer.objective",
+    "logging",
+    "resume",
+)
 # Config keys added since RUN_FORMAT 1, with the value that gives the behaviour from before they existed: a
 # folder started without one continues under a command that keeps that value (any other value is a change).
-ADDED_KEYS = {"model.ffn_impl": "dense", "model.norm_impl": "layer_norm"}
+ADDED_KEYS = {"model.ffn_impl": "dense", "model.norm_impl": "layer_norm", "seeds": 1}
 
 
 def read_marker(run_dir: Path) -> dict[str, Any] | None:
