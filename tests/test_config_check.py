@@ -236,3 +236,52 @@ def test_the_check_imports_no_tensorflow_and_leaves_a_users_class_to_the_compone
         check_components(cfg.model)
     with pytest.raises(ConfigError, match="model.norm='sideways' is not allowed"):
         check_config(compose_config("model.norm=sideways"))
+
+
+def test_a_run_checks_its_config_once(compose_config, tmp_path, monkeypatch):
+    """tx-train's one check per job (training/job.py): not again in the run, nor in the command."""
+    import tx_keras.config_check as config_check
+    import tx_keras.training.job as job
+
+    calls = []
+
+    def counted(name, function):
+        def wrapper(*args):
+            calls.append(name)
+            return function(*args)
+
+        return wrapper
+
+    monkeypatch.setattr(config_check, "_check_model", counted("check_config", config_check._check_model))
+    components = counted("check_components", config_check.check_components)
+    monkeypatch.setattr(config_check, "check_components", components)
+    monkeypatch.setattr(job, "check_components", components)
+    overrides = [*TINY, "trainer.epochs=1", "export.enabled=false", "logging.tensorboard=false"]
+    objective = job.run_job(compose_config(*overrides), tmp_path / "run", isolate_failures=False)
+    assert 0.0 <= objective <= 1.0  # the run completed (its validation exact match)
+    assert calls == ["check_config", "check_components"]
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("trainer.epochs=0", "tx-train: error: trainer.epochs=0 must be >= 1"),
+        (
+            "trainer.epoch=3",
+            "tx-train: error: trainer.epoch is not a config key; did you mean trainer.epochs",
+        ),
+    ],
+)
+def test_tx_train_refuses_a_bad_config_before_tensorflow_starts(tmp_path, override, message):
+    """The one check (and the schemas) run before TensorFlow is imported: `-X importtime` lists every
+    module the process imported, and neither TensorFlow nor Keras may be among them."""
+    command = [sys.executable, "-X", "importtime", "-m", "tx_keras.cli.train", override]
+    result = subprocess.run(
+        [*command, f"hydra.run.dir={tmp_path / 'run'}"], cwd=tmp_path, capture_output=True, text=True
+    )
+    lines = [line for line in result.stderr.splitlines() if line.startswith("tx-train")]
+    assert result.returncode == 2 and lines == [lines[0]] and lines[0].startswith(message), result.stderr[
+        -2000:
+    ]
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if "import time:" in line}
+    assert "json" in imported and not {"tensorflow", "keras"} & imported
