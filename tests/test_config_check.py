@@ -109,6 +109,7 @@ def _problem(compose_config, *overrides) -> str:
         ("logging.loss_every_steps=-1", "logging.loss_every_steps=-1 must be >= 0"),
         ("trainer.batch_size=8.5", "trainer.batch_size='8.5' has the wrong type: expected int"),
         ("trainer.clip_norm=-1", "trainer.clip_norm=-1.0 must be > 0"),
+        ("trainer.checkpoint_every_minutes=0", "trainer.checkpoint_every_minutes=0.0 must be > 0"),
         ("~trainer.warmup_steps", "trainer.warmup_steps cannot be removed: the schema gives it a value"),
         ("~seed", "seed is missing from the config"),
         ("model.attention=partial", "model.attention='partial' is not allowed; choose one of: full, none"),

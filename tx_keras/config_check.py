@@ -134,6 +134,9 @@ _VALUES: dict[str, Rule] = {
     "trainer.jit_compile": _one_of(True, False, "auto"),
     "trainer.precision": _one_of(*PRECISIONS),
     "trainer.checkpoint_every": _at_least(0),
+    "trainer.checkpoint_every_minutes": _or_null(
+        lambda value: None if value > 0 else "must be > 0 (or null for no time-based checkpoints)"
+    ),
     "trainer.objective": _one_of(*OBJECTIVES),
     "trainer.early_stopping.patience": _or_null(_at_least(1)),
     "trainer.early_stopping.monitor": _one_of(
