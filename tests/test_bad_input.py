@@ -66,7 +66,7 @@ CASES = [
     (["model.d_model=big"], E + "model.d_model='big' has the wrong type: expected int"),
     (["trainer.deterministic=maybe"], E + "trainer.deterministic='maybe' has the wrong type: expected bool"),
     (["trainer.checkpoint_every=-1"], E + "trainer.checkpoint_every=-1 must be >= 0"),
-    (["trainer.lr_scale=0"], E + "trainer.lr_scale=0 must be >= 1e-12"),
+    (["trainer.lr_scale=0"], E + "trainer.lr_scale=0.0 must be >= 1e-12"),
     (["data.num_train=0"], E + "data.num_train=0 must be >= 1"),
     (["trainer.epoch=3"], E + "trainer.epoch is not a config key; did you mean trainer.epochs"),
     (["model=huge"], E + "model=huge is not an option of model/ (choose one of: base, small, tiny)"),

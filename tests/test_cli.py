@@ -72,7 +72,7 @@ def test_tiny_run_writes_summary_and_events(tiny_run):
             "model.norm=sideways",
             "tx-train: error: model.norm='sideways' is not allowed; choose one of: post, pre",
         ),
-        ("data.name=wmt", "tx-train: error: data.name='wmt' is not allowed; choose one of: translation"),
+        ("data.name=wmt", "tx-train: error: data.name='wmt' is not a task; choose one of: translation"),
         ("data=revers", "tx-train: error: data=revers is not an option of data/; did you mean reverse?"),
         (
             "model.num_head=3",

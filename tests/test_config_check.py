@@ -1,4 +1,5 @@
-"""Every bad value gets one line that names the key and what is allowed."""
+"""Every bad value gets one line that names the key and what is allowed: a wrong key or type from the
+schemas (Hydra, at composition), a wrong value from the config check."""
 
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from tests.conftest import TINY, tx_train
 from tx_keras.cli.error_line import error_line
-from tx_keras.config_check import ConfigError, check_config
+from tx_keras.config_check import ConfigError, check_components, check_config
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +37,24 @@ def test_default_and_preset_configs_are_valid(compose_config):
         ("model.positions=rotary", "model.norm=pre"),
         ("model.attention_impl=tests.test_plugin_components.ToyAttention", "model.ffn_impl=dense"),
         ("trainer.schedule=constant", "trainer.warmup_steps=0", "trainer.learning_rate=1e-2"),
+        ("trainer.jit_compile=true", "trainer.early_stopping.patience=null", "export.length_penalty=1"),
     ]:
-        check_config(compose_config(*overrides))
+        cfg = compose_config(*overrides)
+        check_config(cfg)
+        check_components(cfg.model)
+
+
+def _problem(compose_config, *overrides) -> str:
+    """The line tx-train prints for `overrides`: a composition error (the schemas check keys and types)
+    as tx_keras.cli.train words it, or the config check's."""
+    try:
+        cfg = compose_config(*overrides)
+    except (HydraException, OmegaConfBaseException) as error:
+        return error_line(f"{error}\n{error.__cause__}", compose_config())  # feeds "did you mean"
+    with pytest.raises(ConfigError) as error:
+        check_config(cfg)
+        check_components(cfg.model)
+    return str(error.value)
 
 
 @pytest.mark.parametrize(
@@ -87,38 +104,26 @@ def test_default_and_preset_configs_are_valid(compose_config):
             "model.positions=rotary rotates pairs of features: d_model / num_heads = 3 must be even",
         ),
         ("model.dropout=1.5", "model.dropout=1.5 must be in [0, 1)"),
-        ("data.name=wmt", "data.name='wmt' is not allowed; choose one of: translation, copy, reverse, sort"),
+        ("data.name=wmt", "data.name='wmt' is not a task; choose one of: translation, copy, reverse, sort"),
         ("trainer.epochs=0", "trainer.epochs=0 must be >= 1"),
         ("logging.loss_every_steps=-1", "logging.loss_every_steps=-1 must be >= 0"),
-        ("trainer.batch_size=8.5", "trainer.batch_size=8.5 has the wrong type: expected int"),
-        ("trainer.clip_norm=-1", "trainer.clip_norm=-1 must be > 0"),
-        ("~trainer.warmup_steps", "trainer.warmup_steps is missing from the config"),
+        ("trainer.batch_size=8.5", "trainer.batch_size='8.5' has the wrong type: expected int"),
+        ("trainer.clip_norm=-1", "trainer.clip_norm=-1.0 must be > 0"),
+        ("trainer.checkpoint_every_minutes=0", "trainer.checkpoint_every_minutes=0.0 must be > 0"),
+        ("~trainer.warmup_steps", "trainer.warmup_steps cannot be removed: the schema gives it a value"),
+        ("~seed", "seed is missing from the config"),
         ("model.attention=partial", "model.attention='partial' is not allowed; choose one of: full, none"),
         (
             "trainer.schedule=cosine",
             "trainer.schedule='cosine' is not allowed; choose one of: noam, constant",
         ),
         ("trainer.warmup_steps=0", "trainer.warmup_steps=0 must be >= 1 with trainer.schedule=noam"),
-        ("trainer.learning_rate=0", "trainer.learning_rate=0 must be >= 1e-12"),
+        ("trainer.learning_rate=0", "trainer.learning_rate=0.0 must be >= 1e-12"),
     ],
 )
 def test_bad_values_give_one_line(compose_config, override, message):
-    with pytest.raises(ConfigError) as error:
-        check_config(compose_config(*override.split()))
-    assert message in str(error.value)
-    assert "\n" not in str(error.value)
-
-
-def _problem(compose_config, *overrides) -> str:
-    """The line tx-train prints for `overrides`: a composition error (the schemas check types) as
-    tx_keras.cli.train words it, or the config check's."""
-    try:
-        cfg = compose_config(*overrides)
-    except (HydraException, OmegaConfBaseException) as error:
-        return error_line(f"{error}\n{error.__cause__}")
-    with pytest.raises(ConfigError) as error:
-        check_config(cfg)
-    return str(error.value)
+    problem = _problem(compose_config, *override.split())
+    assert message in problem and "\n" not in problem
 
 
 @pytest.mark.parametrize(
@@ -129,9 +134,30 @@ def _problem(compose_config, *overrides) -> str:
         ("model.dropout=often", "model.dropout='often' has the wrong type: expected float"),
         ("model.residual=maybe", "model.residual='maybe' has the wrong type: expected bool"),
         ("model.num_head=2", "model.num_head is not a config key"),
+        ("seed=abc", "seed='abc' has the wrong type: expected int"),
+        ("trainer.deterministic=maybe", "trainer.deterministic='maybe' has the wrong type: expected bool"),
+        ("trainer.jit_compile=3", "trainer.jit_compile='3' has the wrong type: expected bool or str"),
+        ("trainer.early_stopping.patience=two", "trainer.early_stopping.patience='two' has the wrong type"),
+        ("trainer.early_stoping.patience=2", "trainer.early_stoping.patience is not a config key"),
+        ("logging.probes=1.5", "logging.probes='1.5' has the wrong type: expected int"),
+        (
+            "logging.tensorbord=false",
+            "logging.tensorbord is not a config key; did you mean logging.tensorboard or",
+        ),
+        ("export.beam_width=wide", "export.beam_width='wide' has the wrong type: expected int"),
+        ("+trainer.epoch=3", "trainer.epoch is not a trainer key; the keys: epochs, max_train_minutes"),
+        (
+            "+trainer.early_stopping.wait=3",
+            "trainer.early_stopping.wait is not a trainer key; the keys: patience",
+        ),
+        ("+export.beams=3", "export.beams is not a export key; the keys: enabled, beam_width"),
+        (
+            "logging.attention_maps=sometimes",
+            "logging.attention_maps='sometimes' is not allowed; choose one of",
+        ),
     ],
 )
-def test_the_model_schema_refuses_wrong_types_and_keys_in_one_line(compose_config, override, message):
+def test_the_schemas_refuse_wrong_types_and_keys_in_one_line(compose_config, override, message):
     assert _problem(compose_config, override).startswith(message)
 
 
@@ -173,14 +199,14 @@ def test_claim_task_keys_are_checked(compose_config, overrides, message):
             "export.length_penalty='best' is not allowed; choose auto or a number >= 0",
         ),
         (("export.length_penalty=-0.5",), "export.length_penalty=-0.5 must be >= 0 (or auto)"),
-        (("export.length_penalty=true",), "export.length_penalty=True has the wrong type"),
+        (("export.length_penalty=true",), "export.length_penalty='True' has the wrong type"),
         (
             ("export.length_penalty_grid=[]",),
             "export.length_penalty_grid=[] must be a non-empty list of numbers >= 0",
         ),
         (
             ("export.length_penalty_grid=[0.6,x]",),
-            "export.length_penalty_grid=[0.6, 'x'] must be a non-empty list of numbers >= 0",
+            "export.length_penalty_grid='x' has the wrong type: expected float",
         ),
         (
             ("export.length_penalty_grid=1.0",),
@@ -190,9 +216,8 @@ def test_claim_task_keys_are_checked(compose_config, overrides, message):
     ],
 )
 def test_the_length_penalty_is_auto_or_a_number(compose_config, overrides, message):
-    with pytest.raises(ConfigError) as error:
-        check_config(compose_config(*overrides))
-    assert message in str(error.value) and "\n" not in str(error.value)
+    problem = _problem(compose_config, *overrides)
+    assert message in problem and "\n" not in problem
 
 
 def test_auto_length_penalty_is_accepted_on_real_text(compose_config):
@@ -200,15 +225,64 @@ def test_auto_length_penalty_is_accepted_on_real_text(compose_config):
     check_config(compose_config("export.length_penalty=1"))
 
 
-def test_the_check_imports_no_tensorflow_and_leaves_a_users_class_to_the_full_check(compose_config):
+def test_the_check_imports_no_tensorflow_and_leaves_a_users_class_to_the_component_check(compose_config):
     """tx-train checks before TensorFlow starts (a typo fails in about a second): the module must not
-    import it, and a user's import path, which only an import can check, waits for the full check."""
+    import it, and a user's import path, which only an import can check, waits for check_components."""
     probe = "import sys, tx_keras.config_check; print(sorted({'tensorflow', 'keras'} & set(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]", result.stdout + result.stderr
     cfg = compose_config("model.attention_impl=no_such_package.Attention")
-    check_config(cfg, imports=False)  # deferred, not passed: the full check below refuses it
+    check_config(cfg)  # deferred, not passed: the component check below refuses it
     with pytest.raises(ConfigError, match="'no_such_package.Attention' cannot be imported"):
-        check_config(cfg)
+        check_components(cfg.model)
     with pytest.raises(ConfigError, match="model.norm='sideways' is not allowed"):
-        check_config(compose_config("model.norm=sideways"), imports=False)
+        check_config(compose_config("model.norm=sideways"))
+
+
+def test_a_run_checks_its_config_once(compose_config, tmp_path, monkeypatch):
+    """tx-train's one check per job (training/job.py): not again in the run, nor in the command."""
+    import tx_keras.config_check as config_check
+    import tx_keras.training.job as job
+
+    calls = []
+
+    def counted(name, function):
+        def wrapper(*args):
+            calls.append(name)
+            return function(*args)
+
+        return wrapper
+
+    monkeypatch.setattr(config_check, "_check_model", counted("check_config", config_check._check_model))
+    components = counted("check_components", config_check.check_components)
+    monkeypatch.setattr(config_check, "check_components", components)
+    monkeypatch.setattr(job, "check_components", components)
+    overrides = [*TINY, "trainer.epochs=1", "export.enabled=false", "logging.tensorboard=false"]
+    objective = job.run_job(compose_config(*overrides), tmp_path / "run", isolate_failures=False)
+    assert 0.0 <= objective <= 1.0  # the run completed (its validation exact match)
+    assert calls == ["check_config", "check_components"]
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("trainer.epochs=0", "tx-train: error: trainer.epochs=0 must be >= 1"),
+        (
+            "trainer.epoch=3",
+            "tx-train: error: trainer.epoch is not a config key; did you mean trainer.epochs",
+        ),
+    ],
+)
+def test_tx_train_refuses_a_bad_config_before_tensorflow_starts(tmp_path, override, message):
+    """The one check (and the schemas) run before TensorFlow is imported: `-X importtime` lists every
+    module the process imported, and neither TensorFlow nor Keras may be among them."""
+    command = [sys.executable, "-X", "importtime", "-m", "tx_keras.cli.train", override]
+    result = subprocess.run(
+        [*command, f"hydra.run.dir={tmp_path / 'run'}"], cwd=tmp_path, capture_output=True, text=True
+    )
+    lines = [line for line in result.stderr.splitlines() if line.startswith("tx-train")]
+    assert result.returncode == 2 and lines == [lines[0]] and lines[0].startswith(message), result.stderr[
+        -2000:
+    ]
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if "import time:" in line}
+    assert "json" in imported and not {"tensorflow", "keras"} & imported

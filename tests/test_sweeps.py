@@ -66,6 +66,24 @@ def test_a_failing_job_is_recorded_and_the_sweep_goes_on(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_a_job_with_a_bad_config_value_is_recorded_and_the_sweep_goes_on(tmp_path):
+    """The config check runs once per job, inside the job (training/job.py): a sweep records the bad job."""
+    result = tx_train(
+        "sweep=smoke",
+        "model.num_heads=1",
+        "trainer.epochs=0,1",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 3, result.stderr[-2000:]
+    statuses = {name.split("_")[0]: summary for name, summary in _summaries(tmp_path / "sweep").items()}
+    assert statuses["0"]["status"] == "failed"
+    assert statuses["0"]["reason"] == "config: trainer.epochs=0 must be >= 1"
+    assert statuses["1"]["status"] == "completed"
+    assert "2 jobs: 1 completed, 1 failed" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_rerunning_a_sweep_reruns_only_jobs_without_a_completed_summary(smoke_sweep, tmp_path):
     _, sweep_dir = smoke_sweep
     kept, deleted = sweep_dir / "0_model.num_heads=1", sweep_dir / "1_model.num_heads=2"

@@ -1,23 +1,32 @@
-"""Checks a composed config before anything is built, so a typo fails in one line, not minutes later.
+"""Checks a composed config's values before anything is built: a mistake fails in one line, not minutes later.
 
-Imports no TensorFlow: `tx-train` runs the check before TensorFlow starts (seconds saved on every typo),
-leaving only what needs an import (a user's own layer class, the rotary rule) to the full check after it.
+The split with the schemas: every group's keys, types and defaults are dataclasses in Hydra's ConfigStore
+(conf/__init__.py), so Hydra itself refuses an unknown key or a wrong type while composing. What a type
+cannot say is here, in one place: value ranges and choices (`_VALUES`, one rule per key), the rules
+between knobs of a group and between groups (`check_config`), and a user's own layer class, which only
+importing it can check (`check_components`). The data group's value rules stay with its task families
+(tx_keras/data/task_config.py): which keys exist depends on `data.name`.
+
+`check_config` imports no TensorFlow: `tx-train` runs it once per job before TensorFlow starts (seconds
+saved on every typo); `check_components` runs once after start-up, before the model is built.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, get_type_hints
+from typing import Any
 
-from omegaconf import ListConfig, MissingMandatoryValue
+from omegaconf import MissingMandatoryValue, OmegaConf
 
 from tx_keras.components import BUILTINS, ComponentError, is_import_path, position_classes, resolve
-from tx_keras.data import TASKS
 from tx_keras.data.batching import BATCHING
 from tx_keras.data.task_config import task_config
+from tx_keras.export.export_config import ExportConfig
 from tx_keras.models.model_config import ATTENTION_KINDS, FIELDS, ModelConfig
 from tx_keras.norm_placement import NORM_MODES
 from tx_keras.training.choices import PRECISIONS, SCHEDULES
+from tx_keras.training.logging_config import LoggingConfig
+from tx_keras.training.trainer_config import TrainerConfig
 from tx_keras.user_error import UserError
 
 # The summary metrics a run can return to a sweeper.
@@ -32,12 +41,20 @@ class ConfigError(UserError):
     """A user's configuration mistake: printed as one line, never as a traceback."""
 
 
-def _one_of(*allowed: Any) -> Callable[[Any], str | None]:
+Rule = Callable[[Any], "str | None"]
+
+
+def _one_of(*allowed: Any) -> Rule:
     return lambda value: None if value in allowed else f"choose one of: {', '.join(map(str, allowed))}"
 
 
-def _at_least(low: float) -> Callable[[Any], str | None]:
+def _at_least(low: float) -> Rule:
     return lambda value: None if value >= low else f"must be >= {low}"
+
+
+def _or_null(rule: Rule) -> Rule:
+    """`rule` for a key whose null means "off"."""
+    return lambda value: None if value is None else rule(value)
 
 
 def _fraction(value: float) -> str | None:
@@ -56,18 +73,21 @@ def _length_penalty(value: Any) -> str | None:
 
 
 def _penalty_grid(value: Any) -> str | None:
-    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in value)
-    return None if len(value) and numbers else "must be a non-empty list of numbers >= 0, e.g. [0.6,1.0,1.4]"
+    return (
+        None
+        if len(value) and min(value) >= 0
+        else "must be a non-empty list of numbers >= 0, e.g. [0.6,1.0,1.4]"
+    )
 
 
-def _component(kind: str) -> Callable[[str], str | None]:
-    """A component name must resolve to a layer class (components.py) before anything is built."""
+def _component(kind: str) -> Rule:
+    """A built-in name, or a user's import path (imported by `check_components`); anything else is a typo."""
 
     def problem(name: str) -> str | None:
-        if name in BUILTINS[kind]:
-            return None  # ours: nothing to import to know it exists
+        if name in BUILTINS[kind] or is_import_path(kind, name):
+            return None
         try:
-            resolve(kind, name)
+            resolve(kind, name)  # neither: raises its one line without importing anything
         except ComponentError as error:
             return str(error)
         return None
@@ -83,96 +103,99 @@ _COMPONENT_KINDS = {
     "norm_impl": "norm",
 }
 
-# The value rule of each ModelConfig field that has one (its type comes from the dataclass).
-_MODEL_VALUES: dict[str, Callable[[Any], str | None]] = {
-    "num_encoder_layers": _at_least(1),
-    "num_decoder_layers": _at_least(1),
-    "d_model": _at_least(1),
-    "num_heads": _at_least(1),
-    "dff": _at_least(1),
-    "dropout": _fraction,
-    "norm": _one_of(*NORM_MODES),
-    "activation": _one_of("relu", "gelu", "silu", "tanh"),
-    "attention": _one_of(*ATTENTION_KINDS),
-    **{knob: _component(kind) for knob, kind in _COMPONENT_KINDS.items()},
+# The value rule of every key that has one; the key's type is its schema's.
+_VALUES: dict[str, Rule] = {
+    "seed": _at_least(0),
+    "model.num_encoder_layers": _at_least(1),
+    "model.num_decoder_layers": _at_least(1),
+    "model.d_model": _at_least(1),
+    "model.num_heads": _at_least(1),
+    "model.dff": _at_least(1),
+    "model.dropout": _fraction,
+    "model.norm": _one_of(*NORM_MODES),
+    "model.activation": _one_of("relu", "gelu", "silu", "tanh"),
+    "model.attention": _one_of(*ATTENTION_KINDS),
+    **{f"model.{knob}": _component(kind) for knob, kind in _COMPONENT_KINDS.items()},
+    "trainer.epochs": _at_least(1),
+    "trainer.max_train_minutes": _or_null(
+        lambda value: None if value > 0 else "must be > 0 (or null for no time limit)"
+    ),
+    "trainer.batch_size": _at_least(1),
+    "trainer.batching": _one_of(*BATCHING),
+    "trainer.schedule": _one_of(*SCHEDULES),
+    "trainer.cooldown": _share,
+    "trainer.warmup_steps": _at_least(0),  # >= 1 for noam: checked below
+    "trainer.lr_scale": _at_least(1e-12),
+    "trainer.learning_rate": _at_least(1e-12),
+    "trainer.label_smoothing": _fraction,
+    "trainer.clip_norm": _or_null(
+        lambda value: None if value > 0 else "must be > 0 (or null to turn clipping off)"
+    ),
+    "trainer.jit_compile": _one_of(True, False, "auto"),
+    "trainer.precision": _one_of(*PRECISIONS),
+    "trainer.checkpoint_every": _at_least(0),
+    "trainer.checkpoint_every_minutes": _or_null(
+        lambda value: None if value > 0 else "must be > 0 (or null for no time-based checkpoints)"
+    ),
+    "trainer.objective": _one_of(*OBJECTIVES),
+    "trainer.early_stopping.patience": _or_null(_at_least(1)),
+    "trainer.early_stopping.monitor": _one_of(
+        "val_exact_match", "val_loss", "val_accuracy", "loss", "accuracy"
+    ),
+    "trainer.early_stopping.min_delta": _at_least(0),
+    "logging.loss_every_steps": _at_least(0),
+    "logging.probes": _at_least(0),
+    "logging.attention_maps": _one_of("auto", "every", "first_last", "off"),
+    "logging.attention_tensors_mb": _at_least(0),
+    "logging.diagnostics_every": _at_least(0),
+    "logging.verbose": _one_of(0, 1, 2),
+    "logging.progress_every_s": _at_least(1),
+    "export.beam_width": _at_least(1),
+    "export.length_penalty": _length_penalty,
+    "export.length_penalty_grid": _penalty_grid,
+    "export.attention": _one_of("mean", "heads"),
 }
-assert set(_MODEL_VALUES) <= set(FIELDS), "a value rule for a knob ModelConfig does not have"
-
-# How a type is named to a user: a YAML list is a ListConfig once composed.
-_TYPE_NAMES = {type(None): "null", ListConfig: "list"}
-
-# Every key the run reads: key -> (accepted types, value rule or None).
-_RULES: dict[str, tuple[tuple[type, ...], Callable[[Any], str | None] | None]] = {
-    "seed": ((int,), _at_least(0)),
-    **{
-        f"model.{name}": ((float, int) if hint is float else (hint,), _MODEL_VALUES.get(name))
-        for name, hint in get_type_hints(ModelConfig).items()
-    },
-    "data.name": ((str,), _one_of(*TASKS)),
-    "trainer.epochs": ((int,), _at_least(1)),
-    "trainer.batch_size": ((int,), _at_least(1)),
-    "trainer.batching": ((str,), _one_of(*BATCHING)),
-    "trainer.batch_tokens": ((int, type(None)), None),
-    "trainer.max_train_minutes": ((int, float, type(None)), None),
-    "trainer.schedule": ((str,), _one_of(*SCHEDULES)),
-    "trainer.cooldown": ((float, int), _share),
-    "trainer.warmup_steps": ((int,), _at_least(0)),  # >= 1 for noam: checked below
-    "trainer.lr_scale": ((float, int), _at_least(1e-12)),
-    "trainer.learning_rate": ((float, int), _at_least(1e-12)),
-    "trainer.label_smoothing": ((float, int), _fraction),
-    "trainer.clip_norm": ((float, int, type(None)), None),
-    "trainer.deterministic": ((bool,), None),
-    "trainer.jit_compile": ((bool, str), _one_of(True, False, "auto")),
-    "trainer.precision": ((str,), _one_of(*PRECISIONS)),
-    "trainer.checkpoint_every": ((int,), _at_least(0)),
-    "trainer.checkpoint_every_minutes": (
-        (int, float, type(None)),
-        lambda value: None if value is None or value > 0 else "must be > 0 (or null for none)",
-    ),
-    "trainer.early_stopping.patience": (
-        (int, type(None)),
-        lambda value: None if value is None else _at_least(1)(value),
-    ),
-    "trainer.early_stopping.monitor": (
-        (str,),
-        _one_of("val_exact_match", "val_loss", "val_accuracy", "loss", "accuracy"),
-    ),
-    "trainer.early_stopping.min_delta": ((float, int), _at_least(0)),
-    "trainer.early_stopping.stop_at": ((float, int, type(None)), None),
-    "trainer.early_stopping.in_sweeps": ((bool,), None),
-    "logging.head_importance": ((bool,), None),
-    "logging.verbose": ((int,), _one_of(0, 1, 2)),
-    "logging.progress_every_s": ((float, int), _at_least(1)),
-    "logging.loss_every_steps": ((int,), _at_least(0)),
-    "resume": ((str, type(None)), None),
-    "trainer.objective": ((str,), _one_of(*OBJECTIVES)),
-    "export.enabled": ((bool,), None),
-    "export.beam_width": ((int,), _at_least(1)),
-    "export.length_penalty": ((float, int, str), _length_penalty),
-    "export.length_penalty_grid": ((ListConfig, list), _penalty_grid),
-    "export.attention": ((str,), _one_of("mean", "heads")),
+# The groups whose keys one schema lists (the data group's depend on data.name: task_config checks them).
+_SCHEMAS: dict[str, Mapping] = {
+    group: OmegaConf.structured(schema)
+    for group, schema in {
+        "model": ModelConfig,
+        "trainer": TrainerConfig,
+        "logging": LoggingConfig,
+        "export": ExportConfig,
+    }.items()
 }
+assert {key.removeprefix("model.") for key in _VALUES if key.startswith("model.")} <= set(FIELDS)
 
 
-def _lookup(cfg: Mapping, dotted: str) -> tuple[bool, Any]:
+def _lookup(cfg: Mapping, dotted: str) -> Any:
     node: Any = cfg
     for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return False, None
+        if not isinstance(node, Mapping) or part not in node:  # `~key` on the command line
+            raise ConfigError(f"{dotted} is missing from the config")
         try:
             node = node[part]
         except MissingMandatoryValue:  # `???` in a YAML file: a value the user must give
             raise ConfigError(
                 f"{dotted} is required: set it on the command line, e.g. {dotted}=..."
             ) from None
-    return True, node
+    return node
 
 
-def _check_model(model: Mapping, imports: bool) -> None:
-    """The rules between model knobs (each knob's own type and value are checked with the others)."""
-    unknown = [key for key in model if key not in FIELDS]
-    if unknown:  # only `+model.x=...` gets past the schema
-        raise ConfigError(f"model.{unknown[0]} is not a model knob; the knobs: {', '.join(FIELDS)}")
+def _check_keys(group: str, node: Mapping, schema: Mapping) -> None:
+    """Every key of a group is its schema's: only `+trainer.x=...` gets past Hydra's own check."""
+    noun = "knob" if group == "model" else "key"  # the model's keys are its knobs everywhere else
+    for key, value in node.items():
+        if key not in schema:
+            raise ConfigError(
+                f"{group}.{key} is not a {group.split('.')[0]} {noun}; the {noun}s: {', '.join(schema)}"
+            )
+        if isinstance(value, Mapping) and isinstance(schema[key], Mapping):
+            _check_keys(f"{group}.{key}", value, schema[key])
+
+
+def _check_model(model: Mapping) -> None:
+    """The rules between model knobs."""
     d_model, heads = model["d_model"], model["num_heads"]
     if d_model % heads:
         divisors = [h for h in range(1, d_model + 1) if d_model % h == 0 and h <= 64]
@@ -185,67 +208,62 @@ def _check_model(model: Mapping, imports: bool) -> None:
             "model.fused_qkv=true needs model.attention_impl=fused and model.attention=full "
             "(the fused q/k/v matmul belongs to the fused attention layer)"
         )
-    key_dim = ModelConfig(**model).key_dim
-    if imports and position_classes(model["positions"])[1] is not None and key_dim % 2:
-        raise ConfigError(
-            f"model.positions={model['positions']} rotates pairs of features: d_model / num_heads = "
-            f"{key_dim} must be even"
-        )
 
 
-def _user_class(key: str, value: Any) -> bool:
-    """Whether `key=value` names a user's own layer class by import path (checked only by importing it)."""
-    kind = _COMPONENT_KINDS.get(key.removeprefix("model.")) if key.startswith("model.") else None
-    return kind is not None and is_import_path(kind, value)
-
-
-def check_config(cfg: Mapping, imports: bool = True) -> None:
+def check_config(cfg: Mapping) -> None:
     """Raise `ConfigError` naming the key, the value and what is allowed, for the first problem found.
 
-    `imports=False` checks everything that needs no import (before TensorFlow starts); a user's own layer
-    classes and the rotary rule, which import Keras, wait for the full check.
+    Imports nothing (a user's own layer classes wait for `check_components`), so it runs before
+    TensorFlow starts.
     """
-    for key, (types, rule) in _RULES.items():
-        present, value = _lookup(cfg, key)
-        if not present:
-            raise ConfigError(f"{key} is missing from the config")
-        # bool is an int in Python: `model.d_model=true` must still be refused.
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            names = " or ".join(dict.fromkeys(_TYPE_NAMES.get(t, t.__name__) for t in types))
-            raise ConfigError(f"{key}={value!r} has the wrong type: expected {names}")
-        problem = rule(value) if rule and (imports or not _user_class(key, value)) else None
+    for key, rule in _VALUES.items():
+        value = _lookup(cfg, key)
+        problem = rule(value)
         if problem:
             raise ConfigError(
                 f"{key}={value!r} {problem}"
                 if problem.startswith("must")
                 else f"{key}={value!r} is not allowed; {problem}"
             )
-    _check_model(cfg["model"], imports)
-    trainer = cfg["trainer"]
+    for group, schema in _SCHEMAS.items():
+        _check_keys(group, cfg[group], schema)
+    _check_model(cfg["model"])
+    trainer, data = cfg["trainer"], cfg["data"]
     if trainer["schedule"] == "noam" and trainer["warmup_steps"] < 1:
         raise ConfigError(
             f"trainer.warmup_steps={trainer['warmup_steps']} must be >= 1 with trainer.schedule=noam "
             "(warm-up 0 needs trainer.schedule=constant)"
         )
-    data = cfg["data"]
-    try:  # each task's keys and value rules (types: the `data` schemas, checked at composition)
+    tokens = trainer["batch_tokens"]
+    if tokens is not None and (tokens < 1 or trainer["batching"] != "bucket"):
+        raise ConfigError(f"trainer.batch_tokens={tokens} needs trainer.batching=bucket and a value >= 1")
+    try:  # the task's own keys and value rules (its name included)
         task_config(data)
     except ValueError as error:
         raise ConfigError(str(error)) from None
-    minutes = cfg["trainer"]["max_train_minutes"]
-    if minutes is not None and minutes <= 0:
-        raise ConfigError(f"trainer.max_train_minutes={minutes} must be > 0 (or null for no time limit)")
-    tokens = cfg["trainer"]["batch_tokens"]
-    if tokens is not None and (tokens < 1 or cfg["trainer"]["batching"] != "bucket"):
-        raise ConfigError(f"trainer.batch_tokens={tokens} needs trainer.batching=bucket and a value >= 1")
-    if data["name"] != "parallel_text" and cfg["trainer"]["objective"].endswith(("bleu", "chrf")):
-        objective = cfg["trainer"]["objective"]
-        raise ConfigError(f"trainer.objective={objective} is measured only on real text (data=parallel_text)")
+    if data["name"] != "parallel_text" and trainer["objective"].endswith(("bleu", "chrf")):
+        raise ConfigError(
+            f"trainer.objective={trainer['objective']} is measured only on real text (data=parallel_text)"
+        )
     if cfg["export"]["length_penalty"] == "auto" and data["name"] != "parallel_text":
         raise ConfigError(
             "export.length_penalty=auto picks the alpha by validation chrF, measured only on real text "
             "(data=parallel_text): give a number, e.g. export.length_penalty=0.6"
         )
-    clip = cfg["trainer"].get("clip_norm")
-    if clip is not None and clip <= 0:
-        raise ConfigError(f"trainer.clip_norm={clip!r} must be > 0 (or null to turn clipping off)")
+
+
+def check_components(model: Mapping) -> None:
+    """The model rules only an import can check: a user's own layer classes exist and are Keras layers,
+    and a rotating position encoding gets an even d_k. Imports Keras: run after TensorFlow starts."""
+    for knob, kind in _COMPONENT_KINDS.items():
+        if is_import_path(kind, model[knob]):
+            try:
+                resolve(kind, model[knob])
+            except ComponentError as error:
+                raise ConfigError(f"model.{knob}={model[knob]!r} is not allowed; {error}") from None
+    key_dim = ModelConfig(**model).key_dim
+    if position_classes(model["positions"])[1] is not None and key_dim % 2:
+        raise ConfigError(
+            f"model.positions={model['positions']} rotates pairs of features: d_model / num_heads = "
+            f"{key_dim} must be even"
+        )

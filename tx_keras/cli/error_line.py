@@ -12,10 +12,15 @@ _UNKNOWN_KEY = re.compile(r"Could not override '([^']+)'")
 _MISSING_VALUE = re.compile(r"Missing mandatory value: ([\w.]+)")
 # A value the schema (a dataclass in the ConfigStore, conf/__init__.py) cannot convert to the key's type.
 _WRONG_TYPE = re.compile(
-    r"Value '(.*)' (?:of type '\w+' could not be converted to (\w+)|is not a valid (\w+))"
+    r"Value '(.*)' (?:of type '\w+' could not be converted to (\w+)|is not a valid (\w+)"
+    r"|of type '\w+' is incompatible with type hint '(?:Union\[)?([\w, ]+)\]?')"
     r".*\n\s*full_key: ([\w.]+)"
 )
 _TYPE_NAMES = {"Integer": "int", "Float": "float", "String": "str"}
+# A scalar given where the schema has a list.
+_NOT_A_LIST = re.compile(r"override ([\w.]+)=(.*)\n.*is not a ListConfig, list or tuple")
+# `~key` on a key of a schema, which every config of the group must have.
+_NO_DELETION = re.compile(r"does not support deletion\s*\n\s*full_key: ([\w.]+)")
 _AVAILABLE = re.compile(r"Available options in '([^']+)':\s*((?:\n\t\S+)+)")
 
 
@@ -39,10 +44,19 @@ def error_line(message: str, config: Mapping | None = None) -> str:
         key = missing_value.group(1)
         return f"{key} is required: set it on the command line, e.g. {key}=..."
     wrong_type = _WRONG_TYPE.search(message)
-    if wrong_type:  # as config_check words it
-        value, converted, valid, key = wrong_type.groups()
-        expected = _TYPE_NAMES.get(converted, converted) if converted else valid
+    if wrong_type:
+        value, converted, valid, union, key = wrong_type.groups()
+        expected = (
+            _TYPE_NAMES.get(converted, converted) if converted else valid or " or ".join(union.split(", "))
+        )
         return f"{key}={value!r} has the wrong type: expected {expected}"
+    not_a_list = _NOT_A_LIST.search(message)
+    if not_a_list:
+        return f"{not_a_list.group(1)}={not_a_list.group(2)} has the wrong type: expected list"
+    no_deletion = _NO_DELETION.search(message)
+    if no_deletion:
+        key = no_deletion.group(1)
+        return f"{key} cannot be removed: the schema gives it a value; set one instead, e.g. {key}=..."
     available = _AVAILABLE.search(message)
     if available:
         group, options = available.group(1), available.group(2).split()

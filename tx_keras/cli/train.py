@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 from tx_keras.runtime.allocator import configure_allocator
 
 # First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
-from tx_keras.runtime.quiet_startup import quiet_absl, start_tensorflow
+from tx_keras.runtime.quiet_startup import quiet_absl
 
 
 def _thread_budget(hydra_cfg: DictConfig) -> int | None:
@@ -36,7 +36,6 @@ def _train(cfg: DictConfig) -> float:
 
     from hydra.types import RunMode
 
-    from tx_keras.config_check import check_config
     from tx_keras.run_folder.disk_fault import DISK_FAULT_EXIT_CODE, disk_fault
     from tx_keras.run_folder.run_lock import RunFolderInUse, hold, release
     from tx_keras.training.job import run_job, set_thread_budget
@@ -54,14 +53,11 @@ def _train(cfg: DictConfig) -> float:
         # A single run holds its folder since before Hydra wrote into it (cli/run_folder_lock.py); a
         # sweep's job takes its own here.
         hold(run_dir)
-        if not sweep:  # a sweep records a bad job's config instead (run_job), and its sweep goes on
-            check_config(cfg, imports=False)  # a typo fails in a second or two, before TensorFlow starts
         set_thread_budget(_thread_budget(hydra_cfg))
         logging.captureWarnings(True)  # Python warnings reach train.log too
         quiet_absl(cfg.logging.verbose)
         logging.getLogger("tx_keras.runtime").debug(allocator)  # in train.log (a post-mortem needs it)
-        start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
-        with StopSignals():
+        with StopSignals():  # run_job checks the config (a sweep records a bad job), then starts TensorFlow
             return run_job(cfg, run_dir, isolate_failures=sweep)
     except RunFolderInUse as error:
         what = f"job {run_dir.name} skipped" if sweep else "error"

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from tx_keras.config_check import ConfigError, check_components, check_config
 from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.summary import SUMMARY_NAME, completed_summary, summary_or_none, write_summary
+from tx_keras.runtime.quiet_startup import start_tensorflow
 from tx_keras.training.run_report import run_report
 
 _LOG = logging.getLogger("tx_keras.run")
@@ -47,9 +49,11 @@ def report(run_dir: Path) -> None:
 def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
     """Run one configuration into `run_dir` and return its objective.
 
-    With `isolate_failures` (sweeps) a config error or an exception is recorded in summary.json as
-    `failed` with the reason and NaN is returned, so the launcher goes on with the next job (the sweep
-    ends with a table of its jobs). A single run ends with its report, failed or not.
+    The config is checked here, once per job (tx_keras/config_check.py), and TensorFlow started between
+    the check that needs no import and the one that does. With `isolate_failures` (sweeps) a config error
+    or an exception is recorded in summary.json as `failed` with the reason and NaN is returned, so the
+    launcher goes on with the next job (the sweep ends with a table of its jobs). A single run ends with
+    its report, failed or not.
     """
     if isolate_failures:
         no_early_stopping_in_sweep(cfg)
@@ -57,14 +61,13 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
     if done is not None:
         print(f"tx-train: {run_dir} already completed; skipped (delete its {SUMMARY_NAME} to rerun)")
         return float(done["metrics"].get(cfg.trainer.objective, float("nan")))
-    from tx_keras.config_check import ConfigError, check_config  # imports TensorFlow: after start-up
-
-    try:
-        check_config(cfg)  # before any data or model is built
+    try:  # the config's one check, before any data or model is built
+        check_config(cfg)  # imports nothing: a typo fails in a second or two, before TensorFlow starts
+        start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
+        check_components(cfg.model)  # a user's own layer class: only importing it checks it
     except ConfigError as error:
         if not isolate_failures:
-            print(f"tx-train: error: {error}", file=sys.stderr)
-            sys.exit(2)
+            raise  # tx-train prints it as one line and exits 2
         config = OmegaConf.to_container(cfg, resolve=True)
         write_summary(
             run_dir, {"status": "failed", "reason": f"config: {error}", "metrics": {}, "config": config}

@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 from omegaconf import DictConfig, OmegaConf
 
-from tx_keras.config_check import ConfigError, check_config
+from tx_keras.config_check import ConfigError
 from tx_keras.data import Task, build_task
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.evaluation import evaluate_run
@@ -136,9 +136,9 @@ def run(cfg: DictConfig, run_dir: Path) -> float:
 
     A run that raises is recorded as `failed` (with the reason) before the error propagates; one whose
     loss turns NaN/inf stops early and is recorded as `diverged`. Returns the validation exact-match
-    named by `trainer.objective` (NaN unless completed) for an optimising sweeper.
+    named by `trainer.objective` (NaN unless completed) for an optimising sweeper. The config is checked
+    by the caller, once (tx_keras/training/job.py).
     """
-    check_config(cfg)
     started = time.perf_counter()
     summary: dict[str, Any] = {
         "tx_keras_version": version("tx_keras"),

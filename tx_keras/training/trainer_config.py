@@ -1,0 +1,49 @@
+"""The `trainer` config group's keys as dataclasses: their types and defaults in one place.
+
+Hydra validates conf/trainer/*.yaml against it (conf/__init__.py registers it as `schema/trainer`, as it
+does ModelConfig and the data schemas), so an unknown key or a wrong type fails while the config is
+composed. The value rules (ranges, choices) and the rules that span groups are tx_keras/config_check.py's.
+Imports nothing heavy: the config tree imports it before TensorFlow starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class EarlyStoppingConfig:
+    """`trainer.early_stopping`: stop when the validation score has stopped improving."""
+
+    patience: int | None = 2  # epochs without improvement before stopping; None = off (all epochs)
+    monitor: str = "val_exact_match"  # the epoch log watched (config_check.py: MONITORS)
+    min_delta: float = 0.0  # a change smaller than this is no improvement
+    stop_at: float | None = 1.0  # also stop as soon as `monitor` reaches this; None = never
+    in_sweeps: bool = False  # sweep jobs train all their epochs unless true
+
+
+@dataclass(frozen=True)
+class TrainerConfig:
+    """Optimisation: Adam on the paper's warm-up + inverse-sqrt schedule (or a constant rate)."""
+
+    epochs: int = 6  # passes over the training split
+    max_train_minutes: float | None = None  # stop training after this many minutes; None = off
+    batch_size: int = 64  # sentence pairs per step
+    batching: str = "fixed"  # fixed | bucket (tx_keras/data/batching.py)
+    batch_tokens: int | None = None  # bucket only: rows per batch = this // bucket width
+    schedule: str = "noam"  # noam | constant (tx_keras/training/choices.py)
+    cooldown: float = 0.0  # decay the rate linearly to 0 over this last share of training
+    warmup_steps: int = 400  # linear warm-up steps (>= 1 for noam)
+    lr_scale: float = 0.5  # noam: multiplies the schedule
+    learning_rate: float = 0.001  # constant: the learning rate after the warm-up
+    label_smoothing: float = 0.0  # target probability spread over the vocabulary
+    clip_norm: float | None = None  # clip the global gradient norm to this; None = no clipping
+    jit_compile: bool | str = "auto"  # XLA: auto (on with a GPU, off on a CPU) | true | false
+    precision: str = "auto"  # the Keras dtype policy (tx_keras/training/choices.py)
+    deterministic: bool = False  # TensorFlow op determinism (bit-identical reruns, slower)
+    checkpoint_every: int = 1  # epochs between checkpoints; 0 = off
+    # checkpoint_every_minutes: a time-based checkpoint interval (another branch's conf/trainer/default.yaml
+    # adds the key and its comment); here so that the schema accepts it when the two are merged.
+    checkpoint_every_minutes: float | None = None
+    objective: str = "validation_exact_match"  # the summary metric returned to a sweeper
+    early_stopping: EarlyStoppingConfig = field(default_factory=EarlyStoppingConfig)
