@@ -15,24 +15,10 @@ import pytest
 import tensorflow as tf
 from tensorboard.compat.proto.event_pb2 import Event
 
+from tests.event_points import event_points
 from tx_keras.run_folder.disk_fault import DISK_FAULT_EXIT_CODE
 from tx_keras.run_folder.resume import STEP_LOSS_TAG
 from tx_keras.training.stop_signals import INTERRUPTED_EXIT_CODE
-
-
-def _points(folder, tags=None):
-    """Every (tag, step, value) in the folder's event files, in file order (a restart adds a file)."""
-    points = []
-    for path in sorted(folder.glob("events.out.tfevents.*")):
-        for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
-            event = Event.FromString(record)
-            points += [
-                (value.tag, event.step, value.tensor.SerializeToString())
-                for value in event.summary.value
-                if tags is None or value.tag in tags
-            ]
-    return points
-
 
 # End to end, as a user meets it: tiny, deterministic, with dropout; 64 steps an epoch, so that a SIGTERM
 # sent once epoch 2 is under way lands inside it.
@@ -88,12 +74,12 @@ def _same_run(reference: Path, run_dir: Path) -> None:
     assert summaries[1]["status"] == "completed" and summaries[1]["epochs"] == 2
     assert summaries[0]["metrics"] == summaries[1]["metrics"]
     for folder in ("train", "validation"):  # every curve point once, the same values
-        assert sorted(_points(run_dir / folder)) == sorted(_points(reference / folder)), folder
+        assert sorted(event_points(run_dir / folder)) == sorted(event_points(reference / folder)), folder
     # The dashboard's: each step once (diagnostics before training and after each epoch, the maps of the
     # first and last epochs, the final scores).
     tags = ("layers/gradient_norm/encoder/layer_1", "attention/cross/layer_1", "final/test_exact_match")
-    steps = [(tag, step) for tag, step, _ in _points(run_dir, tags)]
-    assert sorted(steps) == sorted((tag, step) for tag, step, _ in _points(reference, tags))
+    steps = [(tag, step) for tag, step, _ in event_points(run_dir, tags)]
+    assert sorted(steps) == sorted((tag, step) for tag, step, _ in event_points(reference, tags))
     assert len(steps) == 3 + 2 + 1
 
 

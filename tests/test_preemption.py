@@ -11,8 +11,8 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from tensorboard.compat.proto.event_pb2 import Event
 
+from tests.event_points import event_points
 from tx_keras.data import make_dataset
 from tx_keras.run_folder.checkpoint import load_checkpoint, restore
 from tx_keras.run_folder.resume import STEP_LOSS_TAG
@@ -74,20 +74,6 @@ class _SignalAt(keras.callbacks.Callback):
             os.kill(os.getpid(), self.number)
 
 
-def _points(folder, tags=None):
-    """Every (tag, step, value) in the folder's event files, in file order (a restart adds a file)."""
-    points = []
-    for path in sorted(folder.glob("events.out.tfevents.*")):
-        for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
-            event = Event.FromString(record)
-            points += [
-                (value.tag, event.step, value.tensor.SerializeToString())
-                for value in event.summary.value
-                if tags is None or value.tag in tags
-            ]
-    return points
-
-
 @pytest.mark.parametrize(
     ("number", "batching"), [(signal.SIGTERM, "fixed"), (signal.SIGINT, "fixed"), (signal.SIGTERM, "bucket")]
 )
@@ -121,8 +107,8 @@ def test_a_signal_mid_epoch_checkpoints_and_the_resume_ends_equal(tmp_path, numb
     assert {key: values[-1] for key, values in history.items()} == {k: v[-1] for k, v in expected.items()}
     # Every curve point once, with the uninterrupted run's values (the per-step loss included: its
     # window open at the signal was carried over).
-    points = _points(tmp_path / "run" / "train")
-    assert sorted(points) == sorted(_points(tmp_path / "straight" / "train"))
+    points = event_points(tmp_path / "run" / "train")
+    assert sorted(points) == sorted(event_points(tmp_path / "straight" / "train"))
     assert len([point for point in points if point[0] == STEP_LOSS_TAG]) >= 2 * (steps // 3)
 
 

@@ -115,8 +115,8 @@ def test_a_folder_started_before_a_key_existed_resumes_under_the_value_that_beha
 
 def test_a_folder_started_before_the_schemas_had_seeds_and_checkpoint_minutes_resumes(tmp_path):
     """The schemas give every config `seeds` and `trainer.checkpoint_every_minutes`: an older run.json
-        without them still resumes under their defaults; a time-based checkpoint and the sweep's seed count (each
-    job has its own `seed`) may change on a resume."""
+    without them still resumes under their defaults; a time-based checkpoint and the sweep's seed count
+    (each job has its own `seed`) may change on a resume."""
     started = {"model": {"d_model": 32}, "trainer": {"epochs": 1}}
     now = {"model": {"d_model": 32}, "trainer": {"epochs": 1, "checkpoint_every_minutes": None}, "seeds": 1}
     check_same_config(tmp_path, started, now)
