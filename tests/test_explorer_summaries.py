@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
+from tensorboard.compat.proto.event_pb2 import Event
 
 from tx_keras.data.task import SPLITS, Task, pad_rows
 from tx_keras.data.text_format import TextFormat
@@ -148,3 +152,27 @@ def test_a_real_run_logs_float16_attention_with_tokens_at_every_logged_epoch(tin
         )
         assert weights.shape == (1, 2, len(record.queries), len(record.keys))  # tiny: 1 layer, 2 heads
         np.testing.assert_allclose(weights.astype(np.float32).sum(-1), 1.0, atol=0.01)
+
+
+def test_writing_attention_prints_nothing_with_onednn_on(tmp_path):
+    """A float16 tensor makes TensorFlow's oneDNN build print an error line about DT_HALF on stderr
+    (on AVX-512 CPUs too): the weights are written as their bits, and read back as the same float16."""
+    code = (
+        "import sys, numpy as np, tensorflow as tf\n"
+        "from tx_keras.run_folder.attention_format import ProbeAttention\n"
+        "from tx_keras.run_folder.attention_summaries import write_attention\n"
+        "record = ProbeAttention(0, 'cross', ['a', 'b'], ['a', 'b'], 'a b', 'a b')\n"
+        "with tf.summary.create_file_writer(sys.argv[1]).as_default():\n"
+        "    write_attention([(record, np.full((1, 1, 2, 2), 0.3, np.float16))], step=0)\n"
+    )
+    env = {**os.environ, "TF_ENABLE_ONEDNN_OPTS": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "DT_HALF" not in result.stderr
+    (path,) = tmp_path.glob("events.out.tfevents.*")
+    events = [Event.FromString(r) for r in tf.data.TFRecordDataset(str(path)).as_numpy_iterator()]
+    (value,) = [v for event in events for v in event.summary.value]
+    logged = np.frombuffer(value.tensor.tensor_content, np.float16)
+    np.testing.assert_array_equal(logged, np.full(4, 0.3, np.float16))

@@ -36,7 +36,7 @@ class ProbeAttention:
         content = json.dumps({"version": FORMAT_VERSION, **asdict(self)}, ensure_ascii=False).encode()
         return summary_pb2.SummaryMetadata(
             display_name=f"probe {self.probe + 1}, {self.kind}",
-            summary_description="Raw attention weights (layers, heads, queries, keys), float16.",
+            summary_description="Attention weights (layers, heads, queries, keys): float16 bits in uint16.",
             plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name=PLUGIN_NAME, content=content),
             data_class=summary_pb2.DATA_CLASS_TENSOR,  # TensorBoard's fast loader keeps only declared classes
         )

@@ -30,7 +30,13 @@ def probes_within(sizes: list[int], cap_bytes: int) -> int:
 
 
 def write_attention(records: list[tuple[ProbeAttention, np.ndarray]], step: int) -> None:
-    """One tensor summary per probe and kind into the default writer; the tokens ride in its metadata."""
+    """One tensor summary per probe and kind into the default writer; the tokens ride in its metadata.
+
+    The float16 weights travel as their bits in a uint16 tensor: any float16 tensor makes TensorFlow's
+    oneDNN build print "oneDNN supports DT_HALF only on platforms with AVX-512" on stderr, on AVX-512 CPUs
+    too (2026-12-02, AMD EPYC family 25 model 17). The bytes in the event file are the same either way.
+    """
     for record, weights in records:
         assert record.kind in KINDS, record.kind
-        tf.summary.write(record.tag, tf.constant(weights), step=step, metadata=record.to_metadata())
+        bits = tf.constant(np.asarray(weights, np.float16).view(np.uint16))
+        tf.summary.write(record.tag, bits, step=step, metadata=record.to_metadata())
