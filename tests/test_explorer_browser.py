@@ -220,11 +220,11 @@ def test_a_run_stopped_early_served_alone_shows_its_last_epoch_under_its_folder_
             "epoch 3 ·", timeout=UI_TIMEOUT_MS
         )
         slider = frame.locator("input.epoch-slider")
-        slider.focus()
-        page.keyboard.press("Home")
-        page.keyboard.press("ArrowRight")  # the slider steps through the logged epochs: before, 1, 3
+        # Each press focuses the slider first: a panel redrawn for the new epoch can take the focus away.
+        slider.press("Home")
+        slider.press("ArrowRight")  # the slider steps through the logged epochs: before, 1, 3
         sync_api.expect(frame.locator(".epoch-label")).to_have_text("epoch 1 of 3")
-        page.keyboard.press("End")
+        slider.press("End")
         sync_api.expect(frame.locator(".epoch-label")).to_have_text("epoch 3 of 3")
         _screenshot(page, "stopped_run_alone", docs=False)
 
