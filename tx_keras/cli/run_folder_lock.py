@@ -22,8 +22,8 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
+from tx_keras.cli.disk_fault_exit import exit_on_disk_fault
 from tx_keras.cli.resume_argv import quoted
-from tx_keras.run_folder.disk_fault import DISK_FAULT_EXIT_CODE, disk_fault
 from tx_keras.run_folder.fresh_folder import CLOCK_INTERPOLATION, claim_fresh_folder
 from tx_keras.run_folder.run_lock import RunFolderInUse, hold
 
@@ -43,11 +43,8 @@ def _claim(config: DictConfig, mode: str) -> Path | None:
         print(f"tx-train: error: {error}", file=sys.stderr)
         sys.exit(2)
     except OSError as error:
-        fault = disk_fault(error)
-        if fault is None:
-            raise
-        print(f"tx-train: error: {fault[0]}; {fault[1]}, then run the same command again", file=sys.stderr)
-        sys.exit(DISK_FAULT_EXIT_CODE)
+        exit_on_disk_fault(error, "run the same command again")
+        raise
     with read_write(node):
         node.dir = str(folder)
     return folder

@@ -36,7 +36,7 @@ def _train(cfg: DictConfig) -> float:
 
     from hydra.types import RunMode
 
-    from tx_keras.run_folder.disk_fault import DISK_FAULT_EXIT_CODE, disk_fault
+    from tx_keras.cli.disk_fault_exit import exit_on_disk_fault
     from tx_keras.run_folder.run_lock import RunFolderInUse, hold, release
     from tx_keras.training.job import run_job, set_thread_budget
     from tx_keras.training.stop_signals import INTERRUPTED_EXIT_CODE, Interrupted, StopSignals
@@ -73,13 +73,9 @@ def _train(cfg: DictConfig) -> float:
         logging.getLogger("tx_keras.run").debug(line)  # train.log
         print(line, file=sys.stderr)
         sys.exit(INTERRUPTED_EXIT_CODE)
-    except Exception as error:
-        fault = disk_fault(error, run_dir)
-        if fault is None:
-            raise
-        what, fix = fault  # a sweep ends here too: its next jobs would meet the same disk
-        print(f"tx-train: error: {what}; {fix}, then resume with: {resume_with}", file=sys.stderr)
-        sys.exit(DISK_FAULT_EXIT_CODE)
+    except Exception as error:  # a disk fault ends a sweep too: its next jobs would meet the same disk
+        exit_on_disk_fault(error, f"resume with: {resume_with}", run_dir)
+        raise
     finally:
         if sweep:
             release(run_dir)  # workers run several jobs: this one's folder is free again
@@ -101,6 +97,7 @@ def main() -> None:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
+    from tx_keras.cli.disk_fault_exit import exit_on_disk_fault
     from tx_keras.cli.error_line import error_line
 
     os.environ["HYDRA_FULL_ERROR"] = "1"  # let Hydra's errors reach us instead of printing them itself
@@ -123,14 +120,8 @@ def main() -> None:
         print(f"tx-train: error: {error_line(message, _default_config())}", file=sys.stderr)
         sys.exit(2)
     except OSError as error:  # Hydra's own writes (`.hydra/`, train.log) before the run begins
-        from tx_keras.run_folder.disk_fault import DISK_FAULT_EXIT_CODE, disk_fault
-
-        fault = disk_fault(error)
-        if fault is None:
-            raise
-        what, fix = fault
-        print(f"tx-train: error: {what}; {fix}, then run the same command again", file=sys.stderr)
-        sys.exit(DISK_FAULT_EXIT_CODE)
+        exit_on_disk_fault(error, "run the same command again")
+        raise
     sys.exit(SweepReport.exit_code)
 
 
