@@ -22,32 +22,24 @@ RESOLUTION = 0.001  # the smallest sd taken as real for a 0-1 metric (token accu
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """`better` minus `worse` (the claimed direction): the difference of means, Welch's t, its degrees of
-    freedom, the one-sided p of "better is larger", Hedges' g (the difference in pooled-sd units,
-    small-sample corrected), `threshold` (the smallest difference this pair's spreads and seeds would
-    have made significant) and the standard error, which the equivalence test needs."""
+class Comparison(welch_core.Welch):
+    """`better` minus `worse` (the claimed direction): comparison/welch.py's Welch test (difference, its
+    standard error, degrees of freedom, Hedges' g, t, p two-sided, TOST) read as a claim's rule: the
+    one-sided p of "better is larger" and `threshold`, the smallest difference this pair's spreads and
+    seeds would have made significant."""
 
-    difference: float
-    t: float
-    df: float
-    p: float
-    hedges_g: float
-    threshold: float
-    se: float
+    @property
+    def p(self) -> float:
+        return self.p_greater
+
+    @property
+    def threshold(self) -> float:
+        return self.least_significant(ALPHA, one_sided=True)
 
     @property
     def real(self) -> bool:
         """The rule's yes: `better` is larger, one-sided p < ALPHA."""
         return self.p < ALPHA
-
-    @property
-    def p_two_sided(self) -> float:
-        return float(2 * stats.t.sf(abs(self.t), self.df))
-
-    def p_equivalent(self, margin: float) -> float:
-        """TOST: the p of "the difference lies within ± margin" (the larger of the two one-sided p)."""
-        return welch_core.Welch(self.difference, self.se, self.df, self.hedges_g).p_equivalent(margin)
 
     def equivalent(self, margin: float) -> bool:
         """The rule's no: the difference is shown to be smaller than `margin` (TOST p < ALPHA)."""
@@ -76,8 +68,7 @@ def welch(
     if min(n_1, n_2) < 2:
         raise ValueError(f"Welch's test needs >= 2 seeds a side, got {n_1} and {n_2}")
     core = welch_core.welch(mean_1, sd_1, n_1, mean_2, sd_2, n_2, resolution)
-    threshold = core.least_significant(ALPHA, one_sided=True)
-    return Comparison(core.difference, core.t, core.df, core.p_greater, core.hedges_g, threshold, core.se)
+    return Comparison(core.difference, core.se, core.df, core.hedges_g)
 
 
 def least_significant(n: int = 3) -> float:
