@@ -119,6 +119,7 @@ def _problem(compose_config, *overrides) -> str:
         ),
         ("trainer.warmup_steps=0", "trainer.warmup_steps=0 must be >= 1 with trainer.schedule=noam"),
         ("trainer.learning_rate=0", "trainer.learning_rate=0.0 must be >= 1e-12"),
+        ("trainer.backend=torch", "trainer.backend='torch' is not allowed; choose one of: tensorflow, jax"),
     ],
 )
 def test_bad_values_give_one_line(compose_config, override, message):
@@ -286,3 +287,29 @@ def test_tx_train_refuses_a_bad_config_before_tensorflow_starts(tmp_path, overri
     ]
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if "import time:" in line}
     assert "json" in imported and not {"tensorflow", "keras"} & imported
+
+
+def test_a_backend_that_is_not_installed_is_refused_before_keras_starts(compose_config, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "jax" else real(name, *a)
+    )
+    problem = _problem(compose_config, "trainer.backend=jax")
+    assert problem == (
+        "trainer.backend='jax' needs jax, which is not installed (pip install 'tx_keras[jax]')"
+    )
+
+
+def test_a_process_running_keras_on_one_backend_refuses_another(monkeypatch):
+    """Keras reads KERAS_BACKEND once: a sweep worker reused for a job of the other backend must say so."""
+    import keras
+
+    from tx_keras.runtime.keras_backend import BackendMismatch, select_backend
+
+    monkeypatch.setenv("KERAS_BACKEND", keras.backend.backend())
+    select_backend(keras.backend.backend())  # the backend already running: accepted
+    other = "jax" if keras.backend.backend() == "tensorflow" else "tensorflow"
+    with pytest.raises(BackendMismatch, match=f"trainer.backend={other}: this process already runs Keras"):
+        select_backend(other)

@@ -96,14 +96,18 @@ def _run_name(listing: dict, folder: str) -> str:
     return next(run["run"] for run in listing["runs"] if run["folder"] == folder)
 
 
-def _readout(panel) -> list[tuple[int, int, float, str]]:
-    """(head, key index, data-weight, shown text) of every cell of the panel's weight readout."""
-    cells = panel.locator(".readout td.weight")
-    return [
-        (int(cell.get_attribute("data-head")), int(cell.get_attribute("data-index")),
-         float(cell.get_attribute("data-weight")), cell.inner_text())
-        for cell in cells.all()
-    ]  # fmt: skip
+def _readout(panel, cells: int) -> list[tuple[int, int, float, str]]:
+    """(head, key index, data-weight, shown text) of every cell of the panel's weight readout.
+
+    Read in one script once `cells` cells are shown: cell by cell, a redraw between two reads (the board
+    reloads its runs every 30 s) left a locator waiting for a cell that no longer existed.
+    """
+    readout = panel.locator(".readout td.weight")
+    sync_api.expect(readout).to_have_count(cells, timeout=UI_TIMEOUT_MS)
+    rows = readout.evaluate_all(
+        "cells => cells.map(c => [c.dataset.head, c.dataset.index, c.dataset.weight, c.innerText])"
+    )
+    return [(int(head), int(key), float(weight), text) for head, key, weight, text in rows]
 
 
 def _open(page, url: str):
@@ -131,9 +135,8 @@ def test_tab_is_listed_and_hover_shows_the_logged_weights_at_each_epoch(page, bo
     assert sorted(logged) == [0, 1, 2, 3]  # 0: before training
     query = 2
     panel.locator(f"svg.head-view g.token[data-side=query][data-index='{query}']").hover()
-    sync_api.expect(panel.locator(".readout td.weight").first).to_be_visible(timeout=UI_TIMEOUT_MS)
-    shown = _readout(panel)
-    assert len(shown) == 4 * logged[3].shape[-1]  # every head, every source token
+    shown = _readout(panel, 4 * logged[3].shape[-1])  # every head, every source token
+    assert len(shown) == 4 * logged[3].shape[-1]
     for head, key, weight, text in shown:
         assert weight == float(logged[3][0, head, query, key])  # the logged float16, exactly
         assert abs(float(text) - weight) <= 0.0005
@@ -145,8 +148,7 @@ def test_tab_is_listed_and_hover_shows_the_logged_weights_at_each_epoch(page, bo
     sync_api.expect(frame.locator(".epoch-label")).to_have_text("before training")
     sync_api.expect(panel.locator(".meta")).to_contain_text("before training ·", timeout=UI_TIMEOUT_MS)
     panel.locator(f"svg.head-view g.token[data-side=query][data-index='{query}']").click()  # pin it
-    sync_api.expect(panel.locator(".readout td.weight").first).to_be_visible(timeout=UI_TIMEOUT_MS)
-    for head, key, weight, _ in _readout(panel):
+    for head, key, weight, _ in _readout(panel, 4 * logged[0].shape[-1]):
         assert weight == float(logged[0][0, head, query, key])
     assert not np.array_equal(logged[0], logged[3])  # the slider really showed another epoch
 
@@ -199,8 +201,7 @@ def test_own_sentence_is_translated_with_its_cross_attention(page, board):
     keys = result.locator("svg.head-view g.token[data-side=key]")
     sync_api.expect(keys).to_have_count(len(sentence.split()) + 1)  # the words and EOS
     keys.nth(1).click()  # "cat": which output tokens looked at it
-    shown = _readout(result)
-    assert len(shown) == 4 * len(expected["queries"])  # exported with export.attention=heads
+    shown = _readout(result, 4 * len(expected["queries"]))  # exported with export.attention=heads
     for head, query, weight, _ in shown:
         assert weight == expected["weights"][0][head][query][1]
     _screenshot(frame.locator("section.typed"), "own_sentence")

@@ -24,6 +24,7 @@ from tx_keras.data.task_config import task_config
 from tx_keras.export.export_config import ExportConfig
 from tx_keras.models.model_config import ATTENTION_KINDS, FIELDS, ModelConfig
 from tx_keras.norm_placement import NORM_MODES
+from tx_keras.runtime.keras_backend import BACKENDS, missing_backend
 from tx_keras.training.choices import PRECISIONS, SCHEDULES
 from tx_keras.training.logging_config import LoggingConfig
 from tx_keras.training.trainer_config import TrainerConfig
@@ -116,6 +117,7 @@ _VALUES: dict[str, Rule] = {
     "model.activation": _one_of("relu", "gelu", "silu", "tanh"),
     "model.attention": _one_of(*ATTENTION_KINDS),
     **{f"model.{knob}": _component(kind) for knob, kind in _COMPONENT_KINDS.items()},
+    "trainer.backend": lambda value: _one_of(*BACKENDS)(value) or missing_backend(value),
     "trainer.epochs": _at_least(1),
     "trainer.max_train_minutes": _or_null(
         lambda value: None if value > 0 else "must be > 0 (or null for no time limit)"
@@ -222,7 +224,7 @@ def check_config(cfg: Mapping) -> None:
         if problem:
             raise ConfigError(
                 f"{key}={value!r} {problem}"
-                if problem.startswith("must")
+                if problem.startswith(("must", "needs"))
                 else f"{key}={value!r} is not allowed; {problem}"
             )
     for group, schema in _SCHEMAS.items():

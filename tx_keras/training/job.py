@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from tx_keras.config_check import ConfigError, check_components, check_config
 from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.summary import SUMMARY_NAME, completed_summary, summary_or_none, write_summary
+from tx_keras.runtime.keras_backend import BackendMismatch, select_backend
 from tx_keras.runtime.quiet_startup import start_tensorflow
 from tx_keras.training.run_report import run_report
 
@@ -63,6 +64,10 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
         return float(done["metrics"].get(cfg.trainer.objective, float("nan")))
     try:  # the config's one check, before any data or model is built
         check_config(cfg)  # imports nothing: a typo fails in a second or two, before TensorFlow starts
+        try:
+            select_backend(cfg.trainer.backend)  # before Keras's first import, which reads it
+        except BackendMismatch as error:
+            raise ConfigError(str(error)) from None
         start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
         check_components(cfg.model)  # a user's own layer class: only importing it checks it
     except ConfigError as error:

@@ -41,9 +41,8 @@ class TrainerConfig:
     jit_compile: bool | str = "auto"  # XLA: auto (on with a GPU, off on a CPU) | true | false
     precision: str = "auto"  # the Keras dtype policy (tx_keras/training/choices.py)
     deterministic: bool = False  # TensorFlow op determinism (bit-identical reruns, slower)
+    backend: str = "tensorflow"  # the Keras backend: tensorflow | jax (tx_keras/runtime/keras_backend.py)
     checkpoint_every: int = 1  # epochs between checkpoints; 0 = off
-    # checkpoint_every_minutes: a time-based checkpoint interval (another branch's conf/trainer/default.yaml
-    # adds the key and its comment); here so that the schema accepts it when the two are merged.
-    checkpoint_every_minutes: float | None = None
+    checkpoint_every_minutes: float | None = None  # also a checkpoint inside an epoch this often; None = off
     objective: str = "validation_exact_match"  # the summary metric returned to a sweeper
     early_stopping: EarlyStoppingConfig = field(default_factory=EarlyStoppingConfig)
