@@ -9,6 +9,7 @@ import tensorflow as tf
 from tx_keras.data.text_format import TextFormat
 from tx_keras.data.text_tokenizer import TextTokenizer
 from tx_keras.data.vocabulary import Vocabulary
+from tx_keras.export.padded_rows import padded_with_eos
 from tx_keras.special_tokens import EOS, PAD
 
 
@@ -33,15 +34,10 @@ class TextCodec(tf.Module):
         self.source = TextTokenizer(Vocabulary.from_file(source_vocab_file), source_format)
         self.target = TextTokenizer(Vocabulary.from_file(target_vocab_file), target_format)
 
-    def _with_eos(self, ids: tf.RaggedTensor) -> tf.RaggedTensor:
-        """Cut to leave room for EOS, then append it, as training rows are."""
-        ids = ids[:, : self.max_source_length - 1]
-        ends = tf.fill([ids.nrows(), 1], tf.constant(EOS, ids.dtype))
-        return tf.concat([ids, tf.RaggedTensor.from_tensor(ends)], axis=1)
-
     def encode(self, texts: tf.Tensor) -> tf.Tensor:
-        ids = self._with_eos(self.source.tokenize(texts))
-        return tf.cast(ids.to_tensor(PAD, shape=[None, self.max_source_length]), tf.int32)
+        """Cut to leave room for EOS, then EOS and padding, as training rows are."""
+        ids = self.source.tokenize(texts)[:, : self.max_source_length - 1]
+        return tf.cast(padded_with_eos(ids, EOS, PAD, self.max_source_length), tf.int32)
 
     def source_tokens(self, texts: tf.Tensor) -> tf.Tensor:
         return self.source.id_tokens(self.encode(texts))

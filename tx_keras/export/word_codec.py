@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from tx_keras.data.detokenizer import Detokenizer
 from tx_keras.data.vocabulary import Vocabulary
+from tx_keras.export.padded_rows import padded_with_eos
 from tx_keras.special_tokens import EOS, PAD, SPECIALS, UNK
 
 
@@ -52,21 +53,15 @@ class WordCodec(tf.Module):
         words = tf.strings.split(tf.strings.lower(texts, encoding="utf-8"))
         return words[:, : self.max_source_length - 1]
 
-    def _with_eos(self, values: tf.RaggedTensor, eos) -> tf.RaggedTensor:
-        ends = tf.fill([values.nrows(), 1], eos)
-        return tf.concat([values, tf.RaggedTensor.from_tensor(ends)], axis=1)
-
     def encode(self, texts: tf.Tensor) -> tf.Tensor:
         words = self._words(texts)
         ids = tf.cast(tf.ragged.map_flat_values(self._source_ids.lookup, words), tf.int32)
         # A typed "<pad>", "<sos>" or "<eos>" is an unknown word, not a control token.
         ids = tf.ragged.map_flat_values(lambda i: tf.where(i <= EOS, UNK, i), ids)
-        ids = self._with_eos(ids, EOS)
-        return ids.to_tensor(PAD, shape=[None, self.max_source_length])
+        return padded_with_eos(ids, EOS, PAD, self.max_source_length)
 
     def source_tokens(self, texts: tf.Tensor) -> tf.Tensor:
-        tokens = self._with_eos(self._words(texts), SPECIALS[EOS])
-        return tokens.to_tensor("", shape=[None, self.max_source_length])
+        return padded_with_eos(self._words(texts), SPECIALS[EOS], "", self.max_source_length)
 
     def target_tokens(self, ids: tf.Tensor) -> tf.Tensor:
         return self._detokenizer.tokens(ids)
