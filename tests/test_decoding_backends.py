@@ -17,6 +17,7 @@ import pytest
 
 from tests.float_tolerance import FLOAT32
 from tests.reference_models import MODELS, REFERENCE
+from tx_keras.decoding.compiled_decoder import size_class
 from tx_keras.special_tokens import EOS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,3 +103,8 @@ def test_jax_decodes_the_tensorflow_words_for_every_model_and_decoder(tmp_path):
     decoded = _decode_on_jax(MODELS, True, tmp_path)
     for name in MODELS:
         _assert_decodes_as_tensorflow(name, decoded[name], uncached=True)
+
+
+def test_jax_batch_shapes_fall_into_few_size_classes():
+    sizes = (0, 1, 8, 9, 16, 17, 300, 512, 513)
+    assert [size_class(n) for n in sizes] == [8, 8, 8, 16, 16, 32, 512, 512, 1024]
