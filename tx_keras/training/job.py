@@ -14,7 +14,11 @@ from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.summary import SUMMARY_NAME, completed_summary, summary_or_none, write_summary
 from tx_keras.runtime.keras_backend import BackendMismatch, select_backend
 from tx_keras.runtime.quiet_startup import start_tensorflow
+from tx_keras.training.device_split import split_host_for_jax, split_host_for_tensorflow
+from tx_keras.training.process_group import ProcessGroup
+from tx_keras.training.process_join import join_processes
 from tx_keras.training.run_report import run_report
+from tx_keras.user_error import UserError
 
 _LOG = logging.getLogger("tx_keras.run")
 
@@ -36,6 +40,24 @@ def no_early_stopping_in_sweep(cfg: DictConfig) -> None:
     settings = cfg.trainer.get("early_stopping")
     if settings is not None and not settings.get("in_sweeps", False):
         settings.patience = None
+
+
+def start_engine(cfg: DictConfig) -> ProcessGroup:
+    """Choose the backend, split the devices, start TensorFlow (and Keras), join the other processes:
+    in that order, since each engine fixes its backend and devices when it starts. Returns the group."""
+    try:
+        group = ProcessGroup.of(cfg.trainer)
+        select_backend(cfg.trainer.backend)  # before Keras's first import, which reads it
+    except (BackendMismatch, UserError) as error:
+        raise ConfigError(str(error)) from None
+    if cfg.trainer.backend == "jax":
+        split_host_for_jax(cfg.trainer.devices)  # before JAX starts its CPU backend
+    start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
+    if cfg.trainer.backend == "tensorflow":
+        split_host_for_tensorflow(cfg.trainer.devices)  # before TensorFlow's runtime starts
+    if group.is_multi_process:
+        join_processes(group)  # before JAX computes anything
+    return group
 
 
 def report(run_dir: Path) -> None:
@@ -64,11 +86,7 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
         return float(done["metrics"].get(cfg.trainer.objective, float("nan")))
     try:  # the config's one check, before any data or model is built
         check_config(cfg)  # imports nothing: a typo fails in a second or two, before TensorFlow starts
-        try:
-            select_backend(cfg.trainer.backend)  # before Keras's first import, which reads it
-        except BackendMismatch as error:
-            raise ConfigError(str(error)) from None
-        start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
+        group = start_engine(cfg)
         check_components(cfg.model)  # a user's own layer class: only importing it checks it
     except ConfigError as error:
         if not isolate_failures:
@@ -82,11 +100,13 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
 
     import keras
 
+    from tx_keras.training.distribution import data_parallel
     from tx_keras.training.run import run
 
     keras.backend.clear_session()  # jobs sharing a worker process must not share graphs or layer names
     try:
-        objective = run(cfg, run_dir)
+        with data_parallel(cfg.trainer, group.count):  # trainer.distribution: build, fit, evaluate in it
+            objective = run(cfg, run_dir)
     except Exception as error:  # run() has recorded it as failed in summary.json
         _LOG.debug("the run failed", exc_info=True)  # the traceback, for train.log
         if disk_fault(error, run_dir) is not None:  # not recorded; a sweep's next jobs would fail alike

@@ -42,6 +42,11 @@ class TrainerConfig:
     precision: str = "auto"  # the Keras dtype policy (tx_keras/training/choices.py)
     deterministic: bool = False  # TensorFlow op determinism (bit-identical reruns, slower)
     backend: str = "tensorflow"  # the Keras backend: tensorflow | jax (tx_keras/runtime/keras_backend.py)
+    distribution: str = "none"  # none | data_parallel (tx_keras/training/distribution.py)
+    devices: int | None = None  # data_parallel: local devices per process; None = all (a CPU: 1)
+    num_processes: int | None = None  # data_parallel: processes of the run; None = environment, else 1
+    process_id: int | None = None  # data_parallel: this process's index; None = environment, else 0
+    coordinator: str | None = None  # data_parallel: process 0's HOST:PORT; None = environment
     checkpoint_every: int = 1  # epochs between checkpoints; 0 = off
     checkpoint_every_minutes: float | None = None  # also a checkpoint inside an epoch this often; None = off
     objective: str = "validation_exact_match"  # the summary metric returned to a sweeper
