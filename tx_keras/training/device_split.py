@@ -22,7 +22,8 @@ def split_host_for_jax(devices: int | None) -> None:
     """Before JAX starts: ask XLA for `devices` CPU devices (a no-op for null or 1; GPUs are unaffected)."""
     if not devices or devices <= 1:
         return
-    flags = [flag for flag in os.environ.get("XLA_FLAGS", "").split() if not flag.startswith(_HOST_DEVICES_FLAG)]
+    flags = os.environ.get("XLA_FLAGS", "").split()
+    flags = [flag for flag in flags if not flag.startswith(_HOST_DEVICES_FLAG)]
     os.environ["XLA_FLAGS"] = " ".join([*flags, f"{_HOST_DEVICES_FLAG}={devices}"])
 
 

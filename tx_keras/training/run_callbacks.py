@@ -45,7 +45,9 @@ def run_dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs) ->
         **kwargs,
     )
     replicas = replica_count()
-    return padded_rows(dataset, trainer.batch_size if trainer.batching == "fixed" else replicas) if replicas > 1 else dataset
+    if replicas == 1:
+        return dataset
+    return padded_rows(dataset, trainer.batch_size if trainer.batching == "fixed" else replicas)
 
 
 @dataclass
