@@ -15,12 +15,15 @@ schedule, defined on them, the same values) on any number of devices.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 
 import keras
 
 from tx_keras.training.device_split import local_devices
 from tx_keras.user_error import UserError
+
+_LOG = logging.getLogger("tx_keras.run")
 
 
 def replica_count() -> int:
@@ -34,6 +37,15 @@ def replica_count() -> int:
 
         return int(tf.distribute.get_strategy().num_replicas_in_sync)
     return 1
+
+
+def process_slot() -> tuple[int, int]:
+    """(this process's index, the process count) of the running JAX run; (0, 1) elsewhere."""
+    if keras.backend.backend() == "jax":
+        import jax
+
+        return jax.process_index(), jax.process_count()
+    return 0, 1
 
 
 @contextlib.contextmanager
@@ -52,7 +64,14 @@ def data_parallel(trainer, processes: int = 1) -> Iterator[int]:
         # Several processes: every process's devices (each shows `trainer.devices` of its own).
         devices = jax.devices() if processes > 1 else local_devices("jax", trainer.devices)
         _check_batch(trainer, len(devices))
-        distribution = keras.distribution.DataParallel(devices=devices)
+        # Each process reads its own share of every batch (training/replica_batches.py): Keras' own
+        # sharding needs a batch size it can read off the pipeline, which the resumable one hides.
+        distribution = keras.distribution.DataParallel(devices=devices, auto_shard_dataset=False)
+        _LOG.info(
+            "data_parallel: keras.distribution.DataParallel over %d devices, %d process(es)",
+            len(devices),
+            processes,
+        )
         with distribution.scope():
             yield len(devices)
         return
@@ -61,6 +80,7 @@ def data_parallel(trainer, processes: int = 1) -> Iterator[int]:
     devices = local_devices("tensorflow", trainer.devices)
     _check_batch(trainer, len(devices))
     strategy = tf.distribute.MirroredStrategy(devices)
+    _LOG.info("data_parallel: tf.distribute.MirroredStrategy over %d devices", len(devices))
     with strategy.scope():
         yield len(devices)
 

@@ -118,6 +118,6 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
         return float("nan")
     if isolate_failures:
         _LOG.info("tx-train: job %s %s", run_dir.name, (summary_or_none(run_dir) or {}).get("status"))
-    else:
+    elif group.is_writer:  # the others' folder is a private copy, gone when they exit
         report(run_dir)
     return objective

@@ -32,3 +32,20 @@ def padded_rows(dataset: tf.data.Dataset, multiple: int) -> tf.data.Dataset:
         return (grow(source), grow(decoder_input)), tf.concat([labels, no_tokens], axis=0)
 
     return dataset.map(pad, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+
+def process_share(dataset: tf.data.Dataset, index: int, count: int) -> tf.data.Dataset:
+    """Process `index` of `count`'s consecutive share of each batch (rows must divide by `count`).
+
+    JAX assembles a step's global batch from the processes' shares in process order, so the processes of
+    a multi-process run together train each step on exactly the rows one process would.
+    """
+    if count <= 1:
+        return dataset
+
+    def share(inputs, labels):
+        rows = tf.shape(labels)[0] // count
+        mine = slice(index * rows, (index + 1) * rows)
+        return tf.nest.map_structure(lambda tensor: tensor[mine], (inputs, labels))
+
+    return dataset.map(share, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)

@@ -26,10 +26,10 @@ from tx_keras.training.callbacks.progress import Progress
 from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
 from tx_keras.training.callbacks.validation_exact_match import LOG_KEY, ValidationExactMatch
-from tx_keras.training.distribution import replica_count
+from tx_keras.training.distribution import process_slot, replica_count
 from tx_keras.training.epoch_batches import EpochBatches
 from tx_keras.training.learning_rate import Cooldown
-from tx_keras.training.replica_batches import padded_rows
+from tx_keras.training.replica_batches import padded_rows, process_share
 
 
 def run_dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs) -> tf.data.Dataset:
@@ -47,7 +47,8 @@ def run_dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs) ->
     replicas = replica_count()
     if replicas == 1:
         return dataset
-    return padded_rows(dataset, trainer.batch_size if trainer.batching == "fixed" else replicas)
+    dataset = padded_rows(dataset, trainer.batch_size if trainer.batching == "fixed" else replicas)
+    return process_share(dataset, *process_slot())
 
 
 @dataclass
