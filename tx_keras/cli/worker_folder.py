@@ -8,7 +8,7 @@ writers would interleave events and race on checkpoints. Before Hydra creates th
 train.log or writes `.hydra/`, a process other than 0 gets `hydra.run.dir` pointed at a fresh temporary
 folder seeded with a copy of what a resume reads from the real one (read only: on a cluster, the run
 folder on a file system all machines see). A killed process leaves its temporary folder behind, in
-the system's temporary directory (`tx-train-process-*`).
+the system's temporary directory (`tx-train-process-*`); the next start of a process removes it.
 
 Runs before run_folder_lock (conf/hydra/default.yaml), which then locks the temporary folder.
 """
@@ -16,6 +16,7 @@ Runs before run_folder_lock (conf/hydra/default.yaml), which then locks the temp
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -32,11 +33,28 @@ from tx_keras.user_error import UserError
 
 # What a starting run reads from its folder: whether it is done, the config it started with, where it was.
 _STATE = (Path(SUMMARY_NAME), Path(MARKER_NAME), CHECKPOINT_PATH)
+_PREFIX = "tx-train-process-"
+
+
+def _remove_orphans() -> None:
+    """Private folders of processes that no longer run (killed, or ended by a peer's death)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*-pid*"):
+        pid = folder.name.rpartition("-pid")[2].split("-")[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:  # another user's live process
+            pass
 
 
 def private_copy(run_dir: Path, index: int) -> Path:
-    """A new temporary folder holding `run_dir`'s state files (those that exist), removed at exit."""
-    folder = Path(tempfile.mkdtemp(prefix=f"tx-train-process-{index}-"))
+    """A new temporary folder holding `run_dir`'s state files (those that exist), removed at exit (and,
+    after a kill, by the next start)."""
+    _remove_orphans()
+    folder = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{index}-pid{os.getpid()}-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     for name in _STATE:
         if (run_dir / name).is_file():

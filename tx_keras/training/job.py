@@ -15,6 +15,7 @@ from tx_keras.run_folder.summary import SUMMARY_NAME, completed_summary, summary
 from tx_keras.runtime.keras_backend import BackendMismatch, select_backend
 from tx_keras.runtime.quiet_startup import start_tensorflow
 from tx_keras.training.device_split import split_host_for_jax, split_host_for_tensorflow
+from tx_keras.training.peer_watch import PeerWatch
 from tx_keras.training.process_group import ProcessGroup
 from tx_keras.training.process_join import join_processes
 from tx_keras.training.run_report import run_report
@@ -42,9 +43,10 @@ def no_early_stopping_in_sweep(cfg: DictConfig) -> None:
         settings.patience = None
 
 
-def start_engine(cfg: DictConfig) -> ProcessGroup:
+def start_engine(cfg: DictConfig) -> tuple[ProcessGroup, PeerWatch | None]:
     """Choose the backend, split the devices, start TensorFlow (and Keras), join the other processes:
-    in that order, since each engine fixes its backend and devices when it starts. Returns the group."""
+    in that order, since each engine fixes its backend and devices when it starts. Returns the process
+    group and, with several processes, the watch on the others."""
     try:
         group = ProcessGroup.of(cfg.trainer)
         select_backend(cfg.trainer.backend)  # before Keras's first import, which reads it
@@ -55,9 +57,11 @@ def start_engine(cfg: DictConfig) -> ProcessGroup:
     start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
     if cfg.trainer.backend == "tensorflow":
         split_host_for_tensorflow(cfg.trainer.devices)  # before TensorFlow's runtime starts
+    watch = None
     if group.is_multi_process:
         join_processes(group)  # before JAX computes anything
-    return group
+        watch = PeerWatch(group).start()  # from now on, a process that dies ends the others in one line
+    return group, watch
 
 
 def report(run_dir: Path) -> None:
@@ -86,7 +90,7 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
         return float(done["metrics"].get(cfg.trainer.objective, float("nan")))
     try:  # the config's one check, before any data or model is built
         check_config(cfg)  # imports nothing: a typo fails in a second or two, before TensorFlow starts
-        group = start_engine(cfg)
+        group, watch = start_engine(cfg)
         check_components(cfg.model)  # a user's own layer class: only importing it checks it
     except ConfigError as error:
         if not isolate_failures:
@@ -107,7 +111,11 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
     try:
         with data_parallel(cfg.trainer, group.count):  # trainer.distribution: build, fit, evaluate in it
             objective = run(cfg, run_dir)
+        if watch is not None:
+            watch.stop()
     except Exception as error:  # run() has recorded it as failed in summary.json
+        if watch is not None:
+            watch.grace(5.0)  # a peer's death: the watch ends this process with its one line
         _LOG.debug("the run failed", exc_info=True)  # the traceback, for train.log
         if disk_fault(error, run_dir) is not None:  # not recorded; a sweep's next jobs would fail alike
             raise
