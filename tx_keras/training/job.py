@@ -14,6 +14,7 @@ from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.summary import SUMMARY_NAME, completed_summary, summary_or_none, write_summary
 from tx_keras.runtime.keras_backend import BackendMismatch, select_backend
 from tx_keras.runtime.quiet_startup import start_tensorflow
+from tx_keras.training.determinism import jax_flags
 from tx_keras.training.device_split import split_host_for_jax, split_host_for_tensorflow
 from tx_keras.training.peer_watch import PeerWatch
 from tx_keras.training.process_group import ProcessGroup
@@ -52,8 +53,9 @@ def start_engine(cfg: DictConfig) -> tuple[ProcessGroup, PeerWatch | None]:
         select_backend(cfg.trainer.backend)  # before Keras's first import, which reads it
     except (BackendMismatch, UserError) as error:
         raise ConfigError(str(error)) from None
-    if cfg.trainer.backend == "jax":
-        split_host_for_jax(cfg.trainer.devices)  # before JAX starts its CPU backend
+    if cfg.trainer.backend == "jax":  # read when JAX starts its backends
+        os.environ["XLA_FLAGS"] = jax_flags(os.environ.get("XLA_FLAGS", ""), cfg.trainer.deterministic)
+        split_host_for_jax(cfg.trainer.devices)
     start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
     if cfg.trainer.backend == "tensorflow":
         split_host_for_tensorflow(cfg.trainer.devices)  # before TensorFlow's runtime starts
