@@ -118,6 +118,7 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
     except Exception as error:  # run() has recorded it as failed in summary.json
         if watch is not None:
             watch.grace(5.0)  # a peer's death: the watch ends this process with its one line
+            watch.stop(failed=True)
         _LOG.debug("the run failed", exc_info=True)  # the traceback, for train.log
         if disk_fault(error, run_dir) is not None:  # not recorded; a sweep's next jobs would fail alike
             raise

@@ -9,7 +9,9 @@ and the survivor prints one line and exits with INTERRUPTED_EXIT_CODE, the code 
 command resumes from its last checkpoint. (A machine that vanishes without closing its connections is
 still caught by JAX's heartbeat, with JAX's own message.)
 
-A process that ends normally says so on its connection first, so its end is no alarm.
+A process that ends says so on its connection first, so its exit is no alarm; one whose run failed says
+that instead, and the others end too unless their own run fails the same way (the usual case: every
+process runs the same program on the same data).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from tx_keras.training.process_group import ProcessGroup
 from tx_keras.training.stop_signals import INTERRUPTED_EXIT_CODE
 
 _ENDED = b"end\n"
+_FAILED = b"err\n"
+# Seconds a process whose peer failed waits for its own run to fail the same way before ending it itself.
+_FAILED_GRACE_S = 10.0
 _CONNECT_TIMEOUT_S = 60.0
 
 
@@ -80,31 +85,35 @@ class PeerWatch:
             said = b""
         if said == _ENDED or self._ending.is_set():
             return
+        if said == _FAILED and self._ending.wait(_FAILED_GRACE_S):
+            return  # the same error ended this process's run too (every process runs the same program)
         self._lost.set()
-        self._end_run(peer)
+        self._end_run(
+            peer, "failed (its own output says why)" if said == _FAILED else "stopped (killed or crashed)"
+        )
 
     def grace(self, seconds: float) -> None:
         """Give the watch `seconds` to end the run (it exits the process) when this process has just failed:
         a failed collective is usually a peer's death seen a moment before its connection closes."""
         self._lost.wait(seconds)
 
-    def _end_run(self, peer: int) -> None:
+    def _end_run(self, peer: int, what: str) -> None:
         """Print the line and leave at once: JAX's own exit would wait for the dead process, then abort."""
         print(
-            f"tx-train: process {peer} of the {self.group.count} processes of this run stopped (killed or "
-            f"crashed); process {self.group.index} ends too. Start the same command on every process to "
-            "resume from the last checkpoint",
+            f"tx-train: process {peer} of the {self.group.count} processes of this run {what}; process "
+            f"{self.group.index} ends too. Start the same command on every process to resume from the last "
+            "checkpoint",
             file=sys.stderr,
             flush=True,
         )
         os._exit(INTERRUPTED_EXIT_CODE)
 
-    def stop(self) -> None:
-        """This process's run ended normally: tell the others, so their watch does not take it for a death
-        (a process that fails does not: the others end with the line)."""
+    def stop(self, failed: bool = False) -> None:
+        """This process's run ended (`failed`: with an error): tell the others, so that they do not take
+        its exit for a death, and end themselves unless their run fails too."""
         self._ending.set()
         for connection in self._connections:
             try:
-                connection.sendall(_ENDED)
+                connection.sendall(_FAILED if failed else _ENDED)
             except OSError:
                 pass
