@@ -190,6 +190,14 @@ def test_a_killed_process_ends_the_other_in_one_line_and_the_same_commands_resum
     np.testing.assert_allclose([v for _, v in got], [v for _, v in want], **CURVE)
 
 
+JAX_PAIR = [
+    "trainer.distribution=data_parallel",
+    "trainer.backend=jax",
+    "trainer.num_processes=2",
+    "trainer.coordinator=h:1",
+]
+
+
 def _config(*overrides: str):
     with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
         return compose(config_name="config", overrides=list(overrides))
@@ -230,6 +238,11 @@ def _config(*overrides: str):
         (
             ["trainer.distribution=ring"],
             "trainer.distribution='ring' is not allowed; choose one of: none, data_parallel",
+        ),
+        (
+            [*JAX_PAIR, "trainer.checkpoint_every_minutes=5"],
+            "trainer.checkpoint_every_minutes=5.0 is decided by each process's own clock, and several "
+            "processes must stop and checkpoint at the same step; use epochs and checkpoint_every",
         ),
         (
             ["trainer.distribution=data_parallel", "trainer.coordinator=nohost"],

@@ -234,6 +234,12 @@ def _check_distribution(trainer: Mapping) -> None:
             f"{group.count} processes with trainer.distribution=data_parallel need trainer.backend=jax: "
             "Keras 3's fit fails under TensorFlow's MultiWorkerMirroredStrategy (keras-team/keras#20585)"
         )
+    clocked = [key for key in ("max_train_minutes", "checkpoint_every_minutes") if trainer[key] is not None]
+    if group.is_multi_process and clocked:
+        raise ConfigError(
+            f"trainer.{clocked[0]}={trainer[clocked[0]]} is decided by each process's own clock, and "
+            "several processes must stop and checkpoint at the same step; use epochs and checkpoint_every"
+        )
     if group.is_multi_process and trainer["batching"] == "bucket":
         raise ConfigError(
             "trainer.batching=bucket varies the rows of a batch, which several processes cannot split "
