@@ -5,6 +5,7 @@ resume the run; bad combinations are refused in one line."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -63,19 +64,20 @@ def _free_port() -> int:
             continue
 
 
-def _start(args, cwd, env=None) -> subprocess.Popen:
+def _start(args, cwd) -> subprocess.Popen:
+    """`tx-train` in a process of its own, as a user (or a cluster's launcher) starts it."""
     return subprocess.Popen(
         [sys.executable, "-m", "tx_keras.cli.train", *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, **(env or {})},
     )
 
 
 def _finish(process: subprocess.Popen, timeout: float = 600) -> tuple[int, str]:
-    _, stderr = process.communicate(timeout=timeout)
+    """Exit code and stderr; stdout is kept as `process.output`."""
+    process.output, stderr = process.communicate(timeout=timeout)
     return process.returncode, stderr
 
 
@@ -93,7 +95,7 @@ def _same_curve(run_dir, reference_dir) -> None:
     np.testing.assert_allclose([v for _, v in got], [v for _, v in want], **CURVE)
 
 
-def _processes(run_dir, backend_args, port, cwd, extra=()) -> list[subprocess.Popen]:
+def _processes(run_dir, backend_args, port, cwd) -> list[subprocess.Popen]:
     """Process 1 first, then process 0: the order a cluster gives is any."""
     group = [
         "trainer.distribution=data_parallel",
@@ -106,7 +108,6 @@ def _processes(run_dir, backend_args, port, cwd, extra=()) -> list[subprocess.Po
                 *STEPS_RUN,
                 *backend_args,
                 *group,
-                *extra,
                 f"trainer.process_id={index}",
                 f"hydra.run.dir={run_dir}",
             ],
@@ -114,6 +115,12 @@ def _processes(run_dir, backend_args, port, cwd, extra=()) -> list[subprocess.Po
         )
         for index in (1, 0)
     ]
+
+
+def _summary_losses(run_dir) -> dict[str, float]:
+    """The loss metrics summary.json holds (none while a run fails before its evaluation)."""
+    metrics = json.loads((run_dir / "summary.json").read_text())["metrics"]
+    return {name: value for name, value in metrics.items() if name.endswith("loss")}
 
 
 def _files(run_dir) -> list[str]:
@@ -173,6 +180,7 @@ def test_a_killed_process_ends_the_other_in_one_line_and_the_same_commands_resum
     deadline = time.monotonic() + 600
     while not checkpoint.exists() and time.monotonic() < deadline and writer.poll() is None:
         time.sleep(0.5)
+    assert checkpoint.exists()
     worker.send_signal(signal.SIGKILL)
     code, stderr = _finish(writer, timeout=60)
     assert code == INTERRUPTED_EXIT_CODE, stderr[-2000:]
@@ -184,10 +192,14 @@ def test_a_killed_process_ends_the_other_in_one_line_and_the_same_commands_resum
     again = _processes(tmp_path / "two", jax, port, tmp_path)
     results = [_finish(process) for process in (*again, single)]
     assert len({code for code, _ in results}) == 1, [stderr[-1500:] for _, stderr in results]
+    assert "tx-train: resuming" in again[1].output  # process 0, from the checkpoint of epoch 1 or later
     got = _curve(tmp_path / "two")
     want = _curve(tmp_path / "one")
     assert [step for step, _ in got] == [step for step, _ in want] == list(range(1, 19))
     np.testing.assert_allclose([v for _, v in got], [v for _, v in want], **CURVE)
+    losses, reference = _summary_losses(tmp_path / "two"), _summary_losses(tmp_path / "one")
+    assert losses.keys() == reference.keys()
+    np.testing.assert_allclose([losses[k] for k in reference], list(reference.values()), **CURVE)
 
 
 JAX_PAIR = [
