@@ -162,7 +162,7 @@ def test_tx_train_continues_a_run_on_the_other_backend(tmp_path, first, second):
         *ONE_EPOCH, "trainer.epochs=1", f"trainer.backend={first}", f"hydra.run.dir={run_dir}", cwd=tmp_path
     )
     assert started.returncode == 0, started.stderr[-3000:]
-    resumed = tx_train(*ONE_EPOCH, f"trainer.backend={second}", f"hydra.run.dir={run_dir}", cwd=tmp_path)
+    resumed = tx_train(*ONE_EPOCH, f"trainer.backend={second}", folder, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"resuming {run_dir} after epoch 1 of 2" in resumed.stdout
     summary = _summary(run_dir)
@@ -171,7 +171,7 @@ def test_tx_train_continues_a_run_on_the_other_backend(tmp_path, first, second):
     assert np.isfinite(summary["metrics"]["train_loss"])
 
 
-@pytest.mark.slow  # a tiny JAX run (evaluation, export in a TensorFlow process) and tx-translate: ~5 min loaded
+@pytest.mark.slow  # a tiny JAX run (evaluation, export in a TensorFlow process), tx-translate: ~5 min loaded
 def test_a_jax_run_exports_a_saved_model_that_translates_as_it_decoded(tmp_path):
     run_dir = tmp_path / "run"
     done = tx_train(*TINY, "trainer.backend=jax", f"hydra.run.dir={run_dir}", cwd=tmp_path)
