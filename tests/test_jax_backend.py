@@ -158,9 +158,8 @@ ONE_EPOCH = [*TINY, "trainer.early_stopping.patience=null"]
 @pytest.mark.parametrize("first,second", [("tensorflow", "jax"), ("jax", "tensorflow")])
 def test_tx_train_continues_a_run_on_the_other_backend(tmp_path, first, second):
     run_dir = tmp_path / "run"
-    started = tx_train(
-        *ONE_EPOCH, "trainer.epochs=1", f"trainer.backend={first}", f"hydra.run.dir={run_dir}", cwd=tmp_path
-    )
+    folder = f"hydra.run.dir={run_dir}"
+    started = tx_train(*ONE_EPOCH, "trainer.epochs=1", f"trainer.backend={first}", folder, cwd=tmp_path)
     assert started.returncode == 0, started.stderr[-3000:]
     resumed = tx_train(*ONE_EPOCH, f"trainer.backend={second}", folder, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
