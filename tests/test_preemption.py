@@ -82,7 +82,8 @@ class _SignalAt(keras.callbacks.Callback):
 def test_a_signal_mid_epoch_checkpoints_and_the_resume_ends_equal(tmp_path, number, batching):
     straight = _model(0)
     expected = _fit(straight, tmp_path / "straight", batching=batching)
-    steps = int(keras.ops.convert_to_numpy(straight.optimizer.iterations)) // EPOCHS  # bucketed batches are more than 10
+    # bucketed batches are more than 10
+    steps = int(keras.ops.convert_to_numpy(straight.optimizer.iterations)) // EPOCHS
 
     stopped = _model(0)
     expected_line = r"in epoch 2 after 3 of its batches; checkpoint saved"
