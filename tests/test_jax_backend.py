@@ -19,6 +19,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from tests.conftest import TINY, tx_train
+from tests.event_points import event_points
 from tests.float_tolerance import FLOAT32
 
 ROWS = 4  # the batch whose logits and gradient norms both sides compare
@@ -214,6 +215,42 @@ def test_a_jax_run_exports_a_saved_model_that_translates_as_it_decoded(tmp_path)
     translated = subprocess.run(command, env=jax, capture_output=True, text=True, timeout=600)
     assert translated.returncode == 0, translated.stderr[-3000:]
     assert translated.stdout.splitlines() == expected["translations"]  # token-exact: no near-tie here
+    tags = {tag for tag, _, _ in event_points(run_dir)}  # what tx-board's tabs read
+    assert {
+        "attention_explorer/probe_1/cross",
+        "samples/translations",
+        "_hparams_/session_start_info",
+    } <= tags
+    assert any(tag.startswith("layers/gradient_norm/") for tag in tags)
+
+
+@pytest.mark.slow  # a 2-job JAX sweep on the joblib launcher, then tx-compare: ~6 min loaded
+def test_a_jax_sweep_runs_on_joblib_and_tx_compare_reads_it(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    launcher = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    done = tx_train(
+        "sweep=smoke", "trainer.backend=jax", *launcher, f"hydra.sweep.dir={sweep_dir}", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    summaries = [json.loads(path.read_text()) for path in sweep_dir.glob("*/summary.json")]
+    assert len(summaries) == 2
+    assert all(s["status"] == "completed" and s["config"]["trainer"]["backend"] == "jax" for s in summaries)
+    command = [sys.executable, "-m", "tx_keras.cli.compare", str(sweep_dir), "--out", str(tmp_path / "cmp")]
+    compared = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert compared.returncode == 0, compared.stderr[-3000:]
+    rows = (tmp_path / "cmp" / "comparison.csv").read_text().splitlines()
+    assert len(rows) == 3  # header and the two jobs
+
+
+@pytest.mark.slow  # test_preemption's mid-epoch stop and exact resume, on JAX: ~4 min loaded (30 s CPU)
+def test_a_signal_mid_epoch_resumes_exactly_on_jax():
+    """A stop signal's mid-epoch checkpoint and the resume that ends equal to an uninterrupted run (weights
+    bit for bit, every curve point), with Keras on JAX: the callbacks read JAX's live state correctly."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_preemption.py"]
+    command += ["-k", "test_a_signal_mid_epoch and SIGTERM and fixed"]
+    environment = {**os.environ, "KERAS_BACKEND": "jax"}
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-3000:]
 
 
 if __name__ == "__main__":
