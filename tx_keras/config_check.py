@@ -25,8 +25,9 @@ from tx_keras.export.export_config import ExportConfig
 from tx_keras.models.model_config import ATTENTION_KINDS, FIELDS, ModelConfig
 from tx_keras.norm_placement import NORM_MODES
 from tx_keras.runtime.keras_backend import BACKENDS, missing_backend
-from tx_keras.training.choices import PRECISIONS, SCHEDULES
+from tx_keras.training.choices import DISTRIBUTIONS, PRECISIONS, SCHEDULES
 from tx_keras.training.logging_config import LoggingConfig
+from tx_keras.training.process_group import ProcessGroup
 from tx_keras.training.trainer_config import TrainerConfig
 from tx_keras.user_error import UserError
 
@@ -118,6 +119,10 @@ _VALUES: dict[str, Rule] = {
     "model.attention": _one_of(*ATTENTION_KINDS),
     **{f"model.{knob}": _component(kind) for knob, kind in _COMPONENT_KINDS.items()},
     "trainer.backend": lambda value: _one_of(*BACKENDS)(value) or missing_backend(value),
+    "trainer.distribution": _one_of(*DISTRIBUTIONS),
+    "trainer.devices": _or_null(_at_least(1)),
+    "trainer.num_processes": _or_null(_at_least(1)),
+    "trainer.process_id": _or_null(_at_least(0)),
     "trainer.epochs": _at_least(1),
     "trainer.max_train_minutes": _or_null(
         lambda value: None if value > 0 else "must be > 0 (or null for no time limit)"
@@ -212,6 +217,36 @@ def _check_model(model: Mapping) -> None:
         )
 
 
+def _check_distribution(trainer: Mapping) -> None:
+    """The distribution keys together: where the processes come from, and what each engine can run."""
+    keys = ("devices", "num_processes", "process_id", "coordinator")
+    given = [key for key in keys if trainer[key] is not None]
+    if trainer["distribution"] == "none" and given:
+        raise ConfigError(
+            f"trainer.{given[0]}={trainer[given[0]]!r} needs trainer.distribution=data_parallel"
+        )
+    try:
+        group = ProcessGroup.of(trainer)  # the keys, else the launcher's environment
+    except UserError as error:
+        raise ConfigError(str(error)) from None
+    if group.is_multi_process and trainer["backend"] != "jax":
+        raise ConfigError(
+            f"{group.count} processes with trainer.distribution=data_parallel need trainer.backend=jax: "
+            "Keras 3's fit fails under TensorFlow's MultiWorkerMirroredStrategy (keras-team/keras#20585)"
+        )
+    clocked = [key for key in ("max_train_minutes", "checkpoint_every_minutes") if trainer[key] is not None]
+    if group.is_multi_process and clocked:
+        raise ConfigError(
+            f"trainer.{clocked[0]}={trainer[clocked[0]]} is decided by each process's own clock, and "
+            "several processes must stop and checkpoint at the same step; use epochs and checkpoint_every"
+        )
+    if group.is_multi_process and trainer["batching"] == "bucket":
+        raise ConfigError(
+            "trainer.batching=bucket varies the rows of a batch, which several processes cannot split "
+            "evenly; use trainer.batching=fixed with several processes"
+        )
+
+
 def check_config(cfg: Mapping) -> None:
     """Raise `ConfigError` naming the key, the value and what is allowed, for the first problem found.
 
@@ -236,9 +271,15 @@ def check_config(cfg: Mapping) -> None:
             f"trainer.warmup_steps={trainer['warmup_steps']} must be >= 1 with trainer.schedule=noam "
             "(warm-up 0 needs trainer.schedule=constant)"
         )
+    if trainer["backend"] == "jax" and trainer["jit_compile"] is False:
+        raise ConfigError(
+            "trainer.jit_compile=false with trainer.backend=jax: JAX would run every op of every step "
+            "uncompiled (~50x slower); use auto or true (JAX always compiles), or backend=tensorflow"
+        )
     tokens = trainer["batch_tokens"]
     if tokens is not None and (tokens < 1 or trainer["batching"] != "bucket"):
         raise ConfigError(f"trainer.batch_tokens={tokens} needs trainer.batching=bucket and a value >= 1")
+    _check_distribution(trainer)
     try:  # the task's own keys and value rules (its name included)
         task_config(data)
     except ValueError as error:

@@ -26,9 +26,16 @@ RESUMABLE_CHANGES = (
     "trainer.checkpoint_every",
     "trainer.checkpoint_every_minutes",
     "trainer.objective",
+    "trainer.backend",  # checkpoints are plain arrays: a run continues on the other backend
     "logging",
     "resume",
     "seeds",  # a sweep's seed count: each job has its own `seed`
+    # Where the steps run, not what they compute: the global batch is the same on any device count.
+    "trainer.distribution",
+    "trainer.devices",
+    "trainer.num_processes",
+    "trainer.process_id",
+    "trainer.coordinator",
 )
 # Config keys added since RUN_FORMAT 1, with the value that gives the behaviour from before they existed: a
 # folder started without one continues under a command that keeps that value (any other value is a change).

@@ -6,3 +6,6 @@ check reads them without importing training's Keras modules, and training builds
 SCHEDULES = ("noam", "constant")
 # `trainer.precision`: the Keras dtype policy of the run's model; auto picks by hardware (precision.py).
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
+# `trainer.distribution`: one device (or the engine's default), or every device of every process, each
+# step's batch split between them (training/distribution.py).
+DISTRIBUTIONS = ("none", "data_parallel")

@@ -14,7 +14,13 @@ from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.summary import SUMMARY_NAME, completed_summary, summary_or_none, write_summary
 from tx_keras.runtime.keras_backend import BackendMismatch, select_backend
 from tx_keras.runtime.quiet_startup import start_tensorflow
+from tx_keras.training.determinism import jax_flags
+from tx_keras.training.device_split import split_host_for_jax, split_host_for_tensorflow
+from tx_keras.training.peer_watch import PeerWatch
+from tx_keras.training.process_group import ProcessGroup
+from tx_keras.training.process_join import join_processes
 from tx_keras.training.run_report import run_report
+from tx_keras.user_error import UserError
 
 _LOG = logging.getLogger("tx_keras.run")
 
@@ -36,6 +42,28 @@ def no_early_stopping_in_sweep(cfg: DictConfig) -> None:
     settings = cfg.trainer.get("early_stopping")
     if settings is not None and not settings.get("in_sweeps", False):
         settings.patience = None
+
+
+def start_engine(cfg: DictConfig) -> tuple[ProcessGroup, PeerWatch | None]:
+    """Choose the backend, split the devices, start TensorFlow (and Keras), join the other processes:
+    in that order, since each engine fixes its backend and devices when it starts. Returns the process
+    group and, with several processes, the watch on the others."""
+    try:
+        group = ProcessGroup.of(cfg.trainer)
+        select_backend(cfg.trainer.backend)  # before Keras's first import, which reads it
+    except (BackendMismatch, UserError) as error:
+        raise ConfigError(str(error)) from None
+    if cfg.trainer.backend == "jax":  # read when JAX starts its backends
+        os.environ["XLA_FLAGS"] = jax_flags(os.environ.get("XLA_FLAGS", ""), cfg.trainer.deterministic)
+        split_host_for_jax(cfg.trainer.devices)
+    start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
+    if cfg.trainer.backend == "tensorflow":
+        split_host_for_tensorflow(cfg.trainer.devices)  # before TensorFlow's runtime starts
+    watch = None
+    if group.is_multi_process:
+        join_processes(group)  # before JAX computes anything
+        watch = PeerWatch(group).start()  # from now on, a process that dies ends the others in one line
+    return group, watch
 
 
 def report(run_dir: Path) -> None:
@@ -64,11 +92,7 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
         return float(done["metrics"].get(cfg.trainer.objective, float("nan")))
     try:  # the config's one check, before any data or model is built
         check_config(cfg)  # imports nothing: a typo fails in a second or two, before TensorFlow starts
-        try:
-            select_backend(cfg.trainer.backend)  # before Keras's first import, which reads it
-        except BackendMismatch as error:
-            raise ConfigError(str(error)) from None
-        start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
+        group, watch = start_engine(cfg)
         check_components(cfg.model)  # a user's own layer class: only importing it checks it
     except ConfigError as error:
         if not isolate_failures:
@@ -82,12 +106,19 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
 
     import keras
 
+    from tx_keras.training.distribution import data_parallel
     from tx_keras.training.run import run
 
     keras.backend.clear_session()  # jobs sharing a worker process must not share graphs or layer names
     try:
-        objective = run(cfg, run_dir)
+        with data_parallel(cfg.trainer, group.count):  # trainer.distribution: build, fit, evaluate in it
+            objective = run(cfg, run_dir)
+        if watch is not None:
+            watch.stop()
     except Exception as error:  # run() has recorded it as failed in summary.json
+        if watch is not None:
+            watch.grace(5.0)  # a peer's death: the watch ends this process with its one line
+            watch.stop(failed=True)
         _LOG.debug("the run failed", exc_info=True)  # the traceback, for train.log
         if disk_fault(error, run_dir) is not None:  # not recorded; a sweep's next jobs would fail alike
             raise
@@ -98,6 +129,6 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
         return float("nan")
     if isolate_failures:
         _LOG.info("tx-train: job %s %s", run_dir.name, (summary_or_none(run_dir) or {}).get("status"))
-    else:
+    elif group.is_writer:  # the others' folder is a private copy, gone when they exit
         report(run_dir)
     return objective

@@ -5,6 +5,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from tx_keras.training.replica_mean import mean_over_replicas
+
 
 @keras.saving.register_keras_serializable(package="tx_keras")
 class MaskedCrossEntropy(keras.losses.Loss):
@@ -35,7 +37,8 @@ class MaskedCrossEntropy(keras.losses.Loss):
 
     def call(self, y_true, y_pred):
         losses, mask = self.token_losses(y_true, y_pred)
-        return ops.sum(losses * mask) / ops.maximum(ops.sum(mask), 1.0)
+        # The replicas' mean count: with data parallelism the summed objective is the global token mean.
+        return ops.sum(losses * mask) / ops.maximum(mean_over_replicas(ops.sum(mask)), 1.0)
 
     def get_config(self) -> dict:
         return {**super().get_config(), "label_smoothing": self.label_smoothing}

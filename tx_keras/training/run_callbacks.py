@@ -26,13 +26,16 @@ from tx_keras.training.callbacks.progress import Progress
 from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
 from tx_keras.training.callbacks.validation_exact_match import LOG_KEY, ValidationExactMatch
+from tx_keras.training.distribution import process_slot, replica_count
 from tx_keras.training.epoch_batches import EpochBatches
 from tx_keras.training.learning_rate import Cooldown
+from tx_keras.training.replica_batches import padded_rows, process_share
 
 
 def run_dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs) -> tf.data.Dataset:
-    """make_dataset with the trainer's batch size and batching."""
-    return make_dataset(
+    """make_dataset with the trainer's batch size and batching; with data parallelism, every batch padded
+    to rows the replicas split evenly (fixed batching: the full batch size) by rows that count no token."""
+    dataset = make_dataset(
         source,
         target,
         trainer.batch_size,
@@ -41,6 +44,11 @@ def run_dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs) ->
         batch_tokens=trainer.batch_tokens,
         **kwargs,
     )
+    replicas = replica_count()
+    if replicas == 1:
+        return dataset
+    dataset = padded_rows(dataset, trainer.batch_size if trainer.batching == "fixed" else replicas)
+    return process_share(dataset, *process_slot())
 
 
 @dataclass
