@@ -7,7 +7,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import keras
-import tensorflow as tf
+
+from tx_keras.runtime.accelerators import gpu_names
 
 
 def cpu_has_bfloat16() -> bool:
@@ -23,7 +24,7 @@ def resolve_precision(precision: str) -> str:
     """`auto`: mixed_float16 on a GPU, mixed_bfloat16 on a CPU that has bf16 instructions, else float32."""
     if precision != "auto":
         return precision
-    if tf.config.list_physical_devices("GPU"):
+    if gpu_names():
         return "mixed_float16"
     return "mixed_bfloat16" if cpu_has_bfloat16() else "float32"
 
