@@ -16,12 +16,12 @@ import tensorflow as tf
 from tx_keras.benchmark import decoding_speed, matmul_peak, peers
 from tx_keras.benchmark.flops import PeakExceeded, forward_flops, training_flops, utilisation
 from tx_keras.benchmark.matmul_share import forward_products, products_flops
+from tx_keras.benchmark.parity import ParityError, check_parity
 from tx_keras.benchmark.real_path import QUICK_REAL_PATH, epoch_tokens, generated_corpus
 from tx_keras.benchmark.report import render
 from tx_keras.benchmark.size import BenchSize
-from tx_keras.benchmark.parity import ParityError, check_parity
-from tx_keras.benchmark.training_blocks import left_out_peers
 from tx_keras.benchmark.throughput import padding_share, real_tokens
+from tx_keras.benchmark.training_blocks import left_out_peers
 from tx_keras.cli.bench import QUICK_SIZE, main
 from tx_keras.data import Vocabulary, make_dataset
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
