@@ -52,6 +52,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--warmup", type=int, default=3, help="untimed training steps first")
     parser.add_argument("--repeats", type=int, default=3, help="timed decoding calls; the median is shown")
     parser.add_argument(
+        "--matmul-size",
+        type=int,
+        default=2048,
+        help="n of the n x n matmuls that measure the peak MFU is a share of (default 2048; a GPU needs "
+        "8192 to come near its rate)",
+    )
+    parser.add_argument(
         "--precisions",
         default=None,
         help="comma-separated precision blocks (default: those this machine supports: float32, plus "
@@ -96,8 +103,9 @@ def _fail(message: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     fields = {field: getattr(args, field) for field in vars(BenchSize())}
-    if min(fields.values()) < 1 or min(args.windows, args.steps, args.repeats) < 1 or args.warmup < 0:
-        _fail("sizes, --windows, --steps and --repeats must be >= 1")
+    counts = (args.windows, args.steps, args.repeats, args.matmul_size)
+    if min(fields.values()) < 1 or min(counts) < 1 or args.warmup < 0:
+        _fail("sizes, --windows, --steps, --repeats and --matmul-size must be >= 1")
     if fields["d_model"] % fields["num_heads"]:
         _fail(f"--num-heads {fields['num_heads']} must divide --d-model {fields['d_model']}")
     precisions = args.precisions.split(",") if args.precisions else None
@@ -120,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         timing = Timing(windows=3, steps=2, warmup=1, repeats=1, matmul_size=512, outputs=(4, 8))
     else:
         size = BenchSize(**fields)
-        timing = Timing(args.windows, args.steps, args.warmup, args.repeats)
+        timing = Timing(args.windows, args.steps, args.warmup, args.repeats, args.matmul_size)
     jit, fused_qkv = _shipped_settings()
     if args.jit is not None:
         jit = {"auto": "auto", "true": True, "false": False}[args.jit]
