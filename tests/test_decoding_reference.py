@@ -9,45 +9,21 @@ The file was written on the AVX2 EPYC: floats are compared within tests/float_to
 translations exactly (no greedy choice in it is a near-tie; checked below).
 """
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from tests.float_tolerance import FLOAT32
+from tests.reference_models import LENGTH, MODELS, REFERENCE, reference_model
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
-from tx_keras.models import Transformer
 from tx_keras.special_tokens import EOS, PAD, SOS
-
-REFERENCE = np.load(Path(__file__).parent / "fixtures" / "decoding_reference.npz")
-MODELS = ("fused", "looped_pre_learned", "fused_qkv_tied_pre", "aligned")
-LENGTH = 6  # the models' max_target_length
-
-
-def _model(name: str) -> Transformer:
-    """The reference model rebuilt from its flat (pre-ModelConfig) config, its weights set by path."""
-    model = Transformer.from_config(json.loads(str(REFERENCE[f"{name}:config"])))
-    model((REFERENCE["source"][:, :2], REFERENCE["target"][:, :2]))
-    weights = {variable.path.split("/", 1)[1]: variable for variable in model.weights}
-    paths = [str(path) for path in REFERENCE[f"{name}:paths"]]
-    assert list(weights) == paths  # the weight paths and order of before: old checkpoints load
-    values, offset = REFERENCE[f"{name}:weights"], 0
-    for path in paths:
-        variable = weights[path]
-        size = int(np.prod(variable.shape))
-        variable.assign(values[offset : offset + size].reshape(variable.shape))
-        offset += size
-    assert offset == len(values)
-    return model
 
 
 @pytest.mark.parametrize("name", MODELS)
 def test_same_weights_give_the_logits_and_translations_of_before(name):
-    model = _model(name)
+    model = reference_model(name)
     source = tf.constant(REFERENCE["source"])
     logits = model((REFERENCE["source"], REFERENCE["target"]))
     np.testing.assert_allclose(logits, REFERENCE[f"{name}:logits"], **FLOAT32)
@@ -69,7 +45,7 @@ def test_no_reference_greedy_choice_is_a_near_tie(name):
     (the smallest margin measured is 2.5e-3, in fused_qkv_tied_pre)."""
     greedy = REFERENCE[f"{name}:greedy"]
     inputs = np.concatenate([np.full((len(greedy), 1), SOS, np.int32), greedy[:, :-1]], axis=1)
-    logits = np.sort(np.asarray(_model(name)((REFERENCE["source"], inputs))), axis=-1)
+    logits = np.sort(np.asarray(reference_model(name)((REFERENCE["source"], inputs))), axis=-1)
     margins = logits[..., -1] - logits[..., -2]
     # a word is chosen while its sentence runs: at t = 0, and after a word that is neither EOS nor PAD
     chosen = np.concatenate([np.ones((len(greedy), 1), bool), ~np.isin(greedy[:, :-1], (EOS, PAD))], axis=1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import tensorflow as tf
+from keras import ops
 
 from tx_keras.special_tokens import SOS
 
@@ -12,9 +12,11 @@ if TYPE_CHECKING:
     from tx_keras.models import Transformer
 
 
-def start_buffer(rows, max_length: int) -> tf.Tensor:
+def start_buffer(rows, max_length: int):
     """(rows, max_length + 1) int32: SOS, then zeros where the chosen words will be written."""
-    return tf.concat([tf.fill([rows, 1], SOS), tf.zeros([rows, max_length], tf.int32)], axis=1)
+    return ops.concatenate(
+        [ops.full((rows, 1), SOS, "int32"), ops.zeros((rows, max_length), "int32")], axis=1
+    )
 
 
 def start_caches(model: Transformer, memory, target_length: int) -> tuple[list, list]:
@@ -26,10 +28,10 @@ def start_caches(model: Transformer, memory, target_length: int) -> tuple[list, 
     2-layer greedy decoder, and as much more tracing time in every run and export)."""
     heads, dtype = model.num_heads, model.decoder.compute_dtype
     depth, layers = model.config.key_dim, model.num_decoder_layers
-    rows, source_length = tf.shape(memory)[0], tf.shape(memory)[1]
+    rows, source_length = ops.shape(memory)[0], ops.shape(memory)[1]
 
     def zeros(length):
-        return [tf.zeros([2, rows, heads, length, depth], dtype) for _ in range(layers)]
+        return [ops.zeros((2, rows, heads, length, depth), dtype) for _ in range(layers)]
 
     return zeros(target_length), model.decoder.fill_cross_attention_caches(memory, zeros(source_length))
 
@@ -45,14 +47,14 @@ def decode_step(model: Transformer, buffer, position, caches, memory, source_mas
     """
     target = buffer[:, :-1]
     hidden, self_caches, cross_caches, weights = model.decoder(
-        tf.gather(target, [position], axis=1),
+        ops.take(target, ops.reshape(position, (1,)), axis=1),
         memory,
         source_mask=source_mask,
         training=False,
-        target_mask=tf.not_equal(target, 0),
+        target_mask=ops.not_equal(target, 0),
         self_attention_caches=caches[0],
         cross_attention_caches=caches[1],
         cache_update_index=position,
     )
     logits = model.logits(hidden)[:, 0, :]
-    return logits, (self_caches, cross_caches), tf.cast(tf.stack(weights, axis=1)[:, :, :, 0, :], tf.float32)
+    return logits, (self_caches, cross_caches), ops.cast(ops.stack(weights, axis=1)[:, :, :, 0, :], "float32")

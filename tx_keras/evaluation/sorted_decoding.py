@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import tensorflow as tf
+from keras import ops
 
 from tx_keras.data.length_batches import row_lengths
 
 
-def decode_sorted(
-    decode: Callable[[tf.Tensor], tf.Tensor], source_ids: np.ndarray, batch_size: int = 512
-) -> np.ndarray:
+def decode_sorted(decode: Callable, source_ids: np.ndarray, batch_size: int = 512) -> np.ndarray:
     """`decode` over every row of `source_ids` (N, Ts) -> (N, max_length) ids in the original order.
 
     Rows are sorted by source length and cut into batches of `batch_size` sentences, each trimmed to its
@@ -29,7 +27,7 @@ def decode_sorted(
     for start in range(0, len(order), batch_size):
         rows = order[start : start + batch_size]
         width = max(int(lengths[rows].max()), 1)
-        parts.append(decode(tf.constant(source_ids[rows, :width])).numpy())
+        parts.append(ops.convert_to_numpy(decode(source_ids[rows, :width])))
     if not parts:
         return np.zeros((0, 0), np.int32)
     decoded = np.concatenate(parts, axis=0)
