@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
+
 from tx_keras.cli.command_parser import CommandParser, command_parser
+from tx_keras.cli.tensorflow_backend import use_tensorflow_backend
 from tx_keras.runtime.allocator import configure_allocator
 
 # First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
@@ -24,6 +27,9 @@ def _parser() -> CommandParser:
         choices=("mean", "heads"),
         help="translate_with_attention: mean over heads or every head",
     )
+    parser.add_argument(  # tx-train on another backend, exporting a run that has no summary yet
+        "--during-run", action="store_true", help=argparse.SUPPRESS
+    )
     return parser
 
 
@@ -33,14 +39,15 @@ def main(argv: list[str] | None = None) -> None:
     from dataclasses import replace
     from pathlib import Path
 
+    use_tensorflow_backend(parser)  # a SavedModel is TensorFlow's, whatever the run trained on
     configure_allocator()  # before TensorFlow: tracing the decoders allocates as training does
     start_tensorflow()  # before run_export, which imports TensorFlow: its CUDA start-up lines stay off stderr
     from tx_keras.export.run_export import NotARunError, export_run, read_run_summary, run_settings
 
     run_dir = Path(args.run_dir)
     try:
-        summary = read_run_summary(run_dir)
-        settings = run_settings(summary)
+        summary = None if args.during_run else read_run_summary(run_dir)
+        settings = run_settings(summary or {})
         chosen = {
             "beam_width": args.beam_width,
             "length_penalty": args.length_penalty,
@@ -49,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
         settings = replace(settings, **{key: value for key, value in chosen.items() if value is not None})
     except (NotARunError, ValueError) as error:
         parser.fail(str(error))
-    saved_model = export_run(run_dir, settings)
+    saved_model = export_run(run_dir, settings, completed=not args.during_run)
     print(saved_model)
 
 

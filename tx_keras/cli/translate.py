@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from tx_keras.cli.command_parser import CommandParser, command_parser
+from tx_keras.cli.tensorflow_backend import use_tensorflow_backend
 from tx_keras.runtime.allocator import configure_allocator
 
 # First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
@@ -103,6 +104,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.fail(str(error))
     if not sentences:
         return
+    use_tensorflow_backend(parser)  # a SavedModel is TensorFlow's, whatever the run trained on
     configure_allocator()  # before TensorFlow, as every command that runs the model
     start_tensorflow()  # its CUDA start-up lines stay off stderr
     import tensorflow as tf

@@ -6,7 +6,6 @@ import re
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 _BLOCK = re.compile(r"(encoder|decoder)/block_(\d+)/")
 
@@ -22,14 +21,46 @@ def layer_of(variable_path: str) -> str:
     return "logits"
 
 
-def gradient_norms_by_layer(model: keras.Model, inputs, labels) -> dict[str, float]:
-    """L2 norm of the loss gradient over each layer's weights, on one batch (the model's compiled loss)."""
+def _tensorflow_gradients(model: keras.Model, inputs, labels) -> list:
+    import tensorflow as tf
+
+    variables = model.trainable_variables
     with tf.GradientTape() as tape:
         loss = model.loss(labels, model(inputs, training=False))
-    variables = model.trainable_variables
+    return tape.gradient(loss, variables)
+
+
+def _jax_gradients(model: keras.Model, inputs, labels) -> list:
+    """JAX has no tape: the loss as a pure function of the weights (`stateless_call`), then `jax.grad`."""
+    import jax
+
+    non_trainable = [variable.value for variable in model.non_trainable_variables]
+
+    def loss_of(trainable: list) -> jax.Array:
+        logits, _ = model.stateless_call(trainable, non_trainable, inputs, training=False)
+        return model.loss(labels, logits)
+
+    return jax.grad(loss_of)([variable.value for variable in model.trainable_variables])
+
+
+_GRADIENTS = {"tensorflow": _tensorflow_gradients, "jax": _jax_gradients}
+
+
+def loss_gradients(model: keras.Model, inputs, labels) -> list:
+    """d(loss)/d(weight) for each of `model.trainable_variables` on one batch (the model's compiled loss),
+    on the backend Keras runs on: the one place the diagnostics need a backend's own autodiff."""
+    if not model.built:  # the weights are made by the first call
+        model(inputs, training=False)
+    return _GRADIENTS[keras.backend.backend()](model, inputs, labels)
+
+
+def gradient_norms_by_layer(model: keras.Model, inputs, labels) -> dict[str, float]:
+    """L2 norm of the loss gradient over each layer's weights, on one batch (the model's compiled loss)."""
     squares: dict[str, float] = {}
-    for variable, gradient in zip(variables, tape.gradient(loss, variables), strict=True):
+    gradients = loss_gradients(model, inputs, labels)
+    for variable, gradient in zip(model.trainable_variables, gradients, strict=True):
         if gradient is not None:
             name = layer_of(variable.path)
-            squares[name] = squares.get(name, 0.0) + float(tf.reduce_sum(tf.square(gradient)))
+            value = keras.ops.convert_to_numpy(gradient).astype(np.float64)
+            squares[name] = squares.get(name, 0.0) + float(np.sum(np.square(value)))
     return {name: float(np.sqrt(value)) for name, value in squares.items()}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -12,7 +14,6 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 
 import keras
-import tensorflow as tf
 
 from tx_keras.data import Task
 from tx_keras.data.text_format import load_formats, save_formats
@@ -126,6 +127,8 @@ def export_model(model: Transformer, run_dir: Path, destination: Path, settings:
             model, codec, settings.beam_width, settings.length_penalty, settings.attention
         )
         signatures = translator.signatures()
+        import tensorflow as tf  # only here: a JAX run reaches this function in a TensorFlow process
+
         with _quiet_saving():
             tf.saved_model.save(translator, str(building / SAVED_MODEL_DIR), signatures=signatures)
         model.save(building / MODEL_FILE)
@@ -177,14 +180,43 @@ def run_settings(summary: Mapping) -> ExportSettings:
     return ExportSettings.from_config(export)
 
 
-def export_run(run_dir: Path, settings: ExportSettings | None = None) -> Path:
-    """Export a completed run folder; settings default to the run's own `export` config group."""
+def export_run(run_dir: Path, settings: ExportSettings | None = None, completed: bool = True) -> Path:
+    """Export a completed run folder; settings default to the run's own `export` config group.
+
+    `completed=False`: the run is still ending (a JAX run exporting through TensorFlow, below), so it has
+    no summary yet: `settings` must be given."""
     run_dir = Path(run_dir)
-    summary = read_run_summary(run_dir)
-    if settings is None:
-        settings = run_settings(summary)
+    if completed or settings is None:
+        summary = read_run_summary(run_dir)
+        settings = settings or run_settings(summary)
     model = keras.saving.load_model(run_dir / MODEL_FILE, compile=False, safe_mode=True)
     return export_model(model, run_dir, run_dir / EXPORT_DIR, settings)
+
+
+def export_in_tensorflow(run_dir: Path, settings: ExportSettings) -> Path:
+    """`export_model` for a run Keras trained on another backend: `tx-export` in a TensorFlow process of
+    its own, from the saved model.keras (plain weights, backend-neutral), since a SavedModel is a
+    TensorFlow graph and a process runs Keras on one backend only. Its last stderr line is the error
+    if it fails."""
+    command = [
+        sys.executable,
+        "-m",
+        "tx_keras.cli.export",
+        str(run_dir),
+        "--beam-width",
+        str(settings.beam_width),
+        "--length-penalty",
+        repr(settings.length_penalty),
+        "--attention",
+        settings.attention,
+        "--during-run",
+    ]
+    environment = {**os.environ, "KERAS_BACKEND": "tensorflow"}
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        last = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+        raise RuntimeError(f"tx-export in a TensorFlow process failed: {last[0]}")
+    return Path(done.stdout.strip().splitlines()[-1])
 
 
 def save_and_export(run_dir: Path, model: Transformer, task: Task, export_cfg: Mapping) -> dict[str, str]:
@@ -195,5 +227,9 @@ def save_and_export(run_dir: Path, model: Transformer, task: Task, export_cfg: M
     save_for_export(run_dir, model, task)
     if not export_cfg.get("enabled", True):
         return {}
-    saved_model = export_model(model, run_dir, run_dir / EXPORT_DIR, ExportSettings.from_config(export_cfg))
+    settings = ExportSettings.from_config(export_cfg)
+    if keras.backend.backend() == "tensorflow":
+        saved_model = export_model(model, run_dir, run_dir / EXPORT_DIR, settings)
+    else:
+        saved_model = export_in_tensorflow(run_dir, settings)
     return {"export": str(saved_model.relative_to(run_dir))}

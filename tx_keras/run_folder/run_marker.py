@@ -26,6 +26,7 @@ RESUMABLE_CHANGES = (
     "trainer.checkpoint_every",
     "trainer.checkpoint_every_minutes",
     "trainer.objective",
+    "trainer.backend",  # checkpoints are plain arrays: a run continues on the other backend
     "logging",
     "resume",
     "seeds",  # a sweep's seed count: each job has its own `seed`

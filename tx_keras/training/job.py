@@ -14,6 +14,7 @@ from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.summary import SUMMARY_NAME, completed_summary, summary_or_none, write_summary
 from tx_keras.runtime.keras_backend import BackendMismatch, select_backend
 from tx_keras.runtime.quiet_startup import start_tensorflow
+from tx_keras.training.determinism import jax_flags
 from tx_keras.training.run_report import run_report
 
 _LOG = logging.getLogger("tx_keras.run")
@@ -66,6 +67,9 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
         check_config(cfg)  # imports nothing: a typo fails in a second or two, before TensorFlow starts
         try:
             select_backend(cfg.trainer.backend)  # before Keras's first import, which reads it
+            if cfg.trainer.backend == "jax":  # read when JAX starts its backends
+                flags = jax_flags(os.environ.get("XLA_FLAGS", ""), cfg.trainer.deterministic)
+                os.environ["XLA_FLAGS"] = flags
         except BackendMismatch as error:
             raise ConfigError(str(error)) from None
         start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr

@@ -100,6 +100,12 @@ class Cooldown(keras.optimizers.schedules.LearningRateSchedule):
     def __call__(self, step):
         return self.schedule(step) * self.factor
 
+    def track_in(self, optimizer: keras.optimizers.Optimizer) -> None:
+        """Make the factor one of `optimizer`'s variables. On JAX a compiled step reads only the state it
+        is given (model, optimizer, metrics): a variable outside it would be baked in as a constant when the
+        step is traced, and the cool-down would never start. Checkpoints then carry it too."""
+        self.factor = optimizer.add_variable((), initializer="ones", dtype="float32", name="cooldown_factor")
+
     def set_progress(self, progress: float) -> None:
         """`progress` = share of training done (0..1): the factor is 1 until 1 - fraction, then falls
         linearly to 0 at 1."""

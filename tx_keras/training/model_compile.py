@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import keras
 from omegaconf import DictConfig
 
-from tx_keras.training.learning_rate import build_schedule
+from tx_keras.training.learning_rate import Cooldown, build_schedule
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
 from tx_keras.training.token_mean_loss import TokenMeanLoss
@@ -24,6 +24,8 @@ def compile_model(model: Transformer, trainer: DictConfig) -> keras.optimizers.s
     optimizer = keras.optimizers.Adam(
         schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9, global_clipnorm=trainer.clip_norm
     )
+    if isinstance(schedule, Cooldown):
+        schedule.track_in(optimizer)
     model.compile(
         optimizer=optimizer,
         loss=MaskedCrossEntropy(trainer.label_smoothing),

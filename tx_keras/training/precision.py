@@ -8,8 +8,6 @@ from pathlib import Path
 
 import keras
 
-from tx_keras.runtime.accelerators import gpu_names
-
 
 def cpu_has_bfloat16() -> bool:
     """AVX-512 BF16 or AMX: the CPU multiplies bfloat16 natively, so mixed_bfloat16 is faster, not slower."""
@@ -20,11 +18,22 @@ def cpu_has_bfloat16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
+def has_gpu() -> bool:
+    """Whether the backend Keras runs on sees a GPU (each backend has its own device list)."""
+    if keras.backend.backend() == "jax":
+        import jax
+
+        return jax.default_backend() == "gpu"
+    import tensorflow as tf
+
+    return bool(tf.config.list_physical_devices("GPU"))
+
+
 def resolve_precision(precision: str) -> str:
     """`auto`: mixed_float16 on a GPU, mixed_bfloat16 on a CPU that has bf16 instructions, else float32."""
     if precision != "auto":
         return precision
-    if gpu_names():
+    if has_gpu():
         return "mixed_float16"
     return "mixed_bfloat16" if cpu_has_bfloat16() else "float32"
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import keras
 import numpy as np
-import tensorflow as tf
 from omegaconf import DictConfig, OmegaConf
 
 from tx_keras.config_check import ConfigError
@@ -29,6 +28,7 @@ from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.resume import start_or_resume
 from tx_keras.training.callbacks.early_stopping import STOPPED_KEY
 from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
+from tx_keras.training.determinism import make_deterministic
 from tx_keras.training.epoch_batches import EpochBatches
 from tx_keras.training.fit_outcome import fit_outcome
 from tx_keras.training.model_build import build_and_compile
@@ -59,6 +59,8 @@ def _fit(
     checkpoint: Checkpoint | None,
 ) -> dict[str, Any]:
     """`fit` from scratch or from `checkpoint`, with every callback; returns the summary fields it knows."""
+    import tensorflow as tf  # the input pipeline is tf.data on either Keras backend
+
     initial_epoch = checkpoint.epoch if checkpoint else 0
     epoch = tf.Variable(initial_epoch, dtype=tf.int64, trainable=False)  # picks each epoch's data order
     minutes = cfg.trainer.get("checkpoint_every_minutes")
@@ -109,7 +111,7 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
     fields it knows (status, metrics, size, epochs)."""
     keras.utils.set_random_seed(cfg.seed)
     if cfg.trainer.deterministic:
-        tf.config.experimental.enable_op_determinism()  # same config -> bit-identical losses and weights
+        make_deterministic()  # same config -> bit-identical losses and weights
     task = _read_task(cfg)
     model, schedule = build_and_compile(cfg, task)
     if checkpoint:

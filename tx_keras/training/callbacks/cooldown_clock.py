@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keras
 
+from tx_keras.training.callbacks.live_state import sync_variables
 from tx_keras.training.callbacks.time_budget import TimeBudget
 from tx_keras.training.learning_rate import Cooldown
 
@@ -21,7 +22,8 @@ class CooldownClock(keras.callbacks.Callback):
         self.planned_steps = max(1, epochs * steps_per_epoch)
 
     def on_train_batch_begin(self, batch: int, logs: dict | None = None) -> None:
-        progress = int(self.model.optimizer.iterations.numpy()) / self.planned_steps
+        sync_variables(self.model)  # JAX: the step count now, and the next step reads the factor set here
+        progress = int(keras.ops.convert_to_numpy(self.model.optimizer.iterations)) / self.planned_steps
         if self.budget is not None:
             progress = max(progress, self.budget.progress())
         self.cooldown.set_progress(progress)

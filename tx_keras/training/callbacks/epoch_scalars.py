@@ -11,6 +11,7 @@ from keras import ops
 
 from tx_keras.run_folder.resume import STEP_LOSS_TAG
 from tx_keras.run_folder.scalar_writer import ScalarWriter, scalar_writer
+from tx_keras.training.callbacks.live_state import sync_variables
 
 LEARNING_RATE_TAG = "optimizer/learning_rate"
 # Validation exact-match (tx_keras/training/callbacks/validation_exact_match.py) is drawn in the accuracy
@@ -86,6 +87,7 @@ class EpochScalars(keras.callbacks.Callback):
             return
         if self._loss is None:
             self._loss = self._loss_metric()
+        sync_variables(self.model)
         total, count = (float(ops.convert_to_numpy(v)) for v in (self._loss.total, self._loss.count))
         self._window[0] += total - self._loss_seen[0]
         self._window[1] += count - self._loss_seen[1]

@@ -20,6 +20,7 @@ import tensorflow as tf
 from tx_keras.run_folder.checkpoint import Checkpoint, restore_metrics, save_checkpoint
 from tx_keras.training import stop_signals
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
+from tx_keras.training.callbacks.live_state import sync_variables
 from tx_keras.training.stop_signals import Interrupted
 
 
@@ -133,6 +134,7 @@ class MidEpochCheckpoint(keras.callbacks.Callback):
         """A checkpoint after `self._done` epochs and `position` batches; False when none was written."""
         if not self.enabled or not all(math.isfinite(float(value)) for value in self._logs.values()):
             return False
+        sync_variables(self.model)
         if position:
             logs = dict(self._logs)
             for callback in self._stateful:

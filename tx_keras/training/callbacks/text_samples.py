@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import tensorflow as tf
+import keras
+import numpy as np
 
 from tx_keras.data import Task
 from tx_keras.training.callbacks.logged_epochs import LoggedEpochs
@@ -41,7 +42,7 @@ class TextSamples(SummaryCallback):
         super().on_train_end(logs)
 
     def log(self, step: int) -> None:
-        outputs = self.decode(tf.constant(self.probes.source, tf.int32)).numpy()
+        outputs = keras.ops.convert_to_numpy(self.decode(self.probes.source.astype(np.int32)))
         rows = ["| source | reference | model output |", "|---|---|---|"]
         for source, reference, output in zip(
             self.probes.sources, self.probes.references, outputs, strict=True
@@ -49,4 +50,6 @@ class TextSamples(SummaryCallback):
             translation = self.task.detokenize_target(output)
             rows.append(f"| {_cell(source)} | {_cell(reference)} | {_cell(translation)} |")
         with self.writing():
+            import tensorflow as tf  # tf.summary writes the event files on either Keras backend
+
             tf.summary.text("samples/translations", "\n".join(rows), step=step)

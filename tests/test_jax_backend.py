@@ -1,0 +1,193 @@
+"""`trainer.backend=jax`: the pieces a TensorFlow run uses work on JAX, and checkpoints move between backends.
+
+Keras picks its backend once per process, and this test process runs TensorFlow: the JAX side runs in a
+process of its own (`python -m tests.test_jax_backend`, below), started with KERAS_BACKEND=jax.
+The whole-run tests (tx-train on one backend, resumed on the other; a JAX run's export) are slow.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+from omegaconf import OmegaConf
+
+from tests.conftest import TINY, tx_train
+from tests.float_tolerance import FLOAT32
+
+ROWS = 4  # the batch whose logits and gradient norms both sides compare
+
+
+def _small_model():
+    """A 1+1-layer Transformer on a short copy task, compiled as tx-train compiles (with a cool-down, whose
+    factor must be training state on JAX), its weights and optimizer slots made. Returns (model, task);
+    the schedule is `model.schedule`."""
+    from tx_keras.data import build_task
+    from tx_keras.models import ModelConfig, Transformer
+    from tx_keras.training.model_compile import compile_model
+
+    keras.utils.set_random_seed(0)
+    task = build_task(
+        {"name": "copy", "seed": 0, "vocab_size": 8, "length": 6, "min_length": 3}
+        | {"num_train": 128, "num_validation": 8, "num_test": 8}
+    )
+    config = ModelConfig(
+        num_encoder_layers=1, num_decoder_layers=1, d_model=16, num_heads=2, dff=32, dropout=0.0
+    )
+    model = Transformer(config, len(task.source_vocab), len(task.target_vocab), 6 + 1, 6 + 1)
+    trainer = {"schedule": "noam", "warmup_steps": 4, "lr_scale": 0.5, "clip_norm": None}
+    trainer |= {"label_smoothing": 0.0, "jit_compile": "auto", "cooldown": 0.5}
+    model.schedule = compile_model(model, OmegaConf.create(trainer))
+    source, target = task.splits["train"]
+    model((source[:1], target[:1, :-1]))
+    model.optimizer.build(model.trainable_variables)
+    return model, task
+
+
+def _batch(task):
+    source, target = task.splits["train"]
+    return (source[:ROWS], target[:ROWS, :-1]), target[:ROWS, 1:]
+
+
+def _train_one_epoch(model, task, epoch: int, planned_steps: int | None, batches: int = 4) -> None:
+    """Epoch `epoch` (0-based), its first `batches` batches, with the cool-down clock planning
+    `planned_steps` (the factor falls over their second half; None: no clock, the factor stays)."""
+    from tx_keras.data import make_dataset
+    from tx_keras.training.callbacks.cooldown_clock import CooldownClock
+
+    clocks = [CooldownClock(model.schedule, None, 1, planned_steps)] if planned_steps else []
+    dataset = make_dataset(*task.splits["train"], 32, shuffle=False).take(batches)
+    model.fit(dataset, initial_epoch=epoch, epochs=epoch + 1, callbacks=clocks, verbose=0)
+
+
+def _logits(model, task) -> np.ndarray:
+    return keras.ops.convert_to_numpy(model(_batch(task)[0], training=False))
+
+
+def _factor(model) -> float:
+    return float(keras.ops.convert_to_numpy(model.schedule.factor))
+
+
+def jax_side(checkpoint: Path, out: Path) -> None:
+    """In a JAX process: restore the TensorFlow checkpoint, measure, train an epoch, checkpoint again."""
+    from tx_keras.diagnostics import gradient_norms_by_layer
+    from tx_keras.run_folder.checkpoint import load_checkpoint, restore, save_checkpoint
+
+    assert keras.backend.backend() == "jax"
+    model, task = _small_model()
+    restore(model, load_checkpoint(checkpoint), checkpoint)
+    restored = {
+        "logits": _logits(model, task).tolist(),
+        "norms": gradient_norms_by_layer(model, *_batch(task)),
+        "step": int(keras.ops.convert_to_numpy(model.optimizer.iterations)),
+    }
+    # 5 planned steps: the factor is 1 while the step compiles (step 4), then 0.4, then 0: only step 5
+    # moves the weights, by 0.4 of its rate. A factor outside the step's state would stay 1 in it.
+    _train_one_epoch(model, task, 1, planned_steps=5)
+    save_checkpoint(out / "jax.npz", model, 2, {"loss": 1.0})
+    one_step, _ = _small_model()
+    restore(one_step, load_checkpoint(checkpoint), checkpoint)
+    one_step.schedule.factor.assign(0.4)
+    _train_one_epoch(one_step, task, 1, planned_steps=None, batches=1)
+    trained = {
+        "logits": _logits(model, task).tolist(),
+        "factor": _factor(model),
+        "as_one_step": all(
+            np.array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
+            for a, b in zip(model.trainable_variables, one_step.trainable_variables, strict=True)
+        ),
+    }
+    (out / "jax.json").write_text(json.dumps({"restored": restored, "trained": trained}))
+
+
+def test_a_checkpoint_moves_from_tensorflow_to_jax_and_back(tmp_path):
+    """TensorFlow trains an epoch and checkpoints; JAX restores it (same logits and gradient norms), trains
+    on (its cool-down clock setting the factor its compiled step reads) and checkpoints; TensorFlow
+    restores that to JAX's logits. (Trained on both, the two would differ by more than float noise: Adam
+    with epsilon 1e-9 turns last-bit gradient differences into whole-rate steps.)"""
+    from tx_keras.diagnostics import gradient_norms_by_layer
+    from tx_keras.run_folder.checkpoint import load_checkpoint, restore, save_checkpoint
+
+    model, task = _small_model()
+    _train_one_epoch(model, task, 0, planned_steps=None)
+    save_checkpoint(tmp_path / "tf.npz", model, 1, {"loss": 1.0})
+    environment = {**os.environ, "KERAS_BACKEND": "jax"}
+    command = [sys.executable, "-m", "tests.test_jax_backend", str(tmp_path / "tf.npz"), str(tmp_path)]
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    jax = json.loads((tmp_path / "jax.json").read_text())
+
+    restored = jax["restored"]
+    assert restored["step"] == 4  # 128 pairs / 32: the schedule continues where TensorFlow stopped
+    np.testing.assert_allclose(restored["logits"], _logits(model, task), **FLOAT32)
+    norms = gradient_norms_by_layer(model, *_batch(task))
+    assert set(restored["norms"]) == set(norms) and len(norms) == 5  # 2 embeddings, 2 blocks, logits
+    for name, value in norms.items():
+        assert restored["norms"][name] == pytest.approx(value, rel=1e-4), name
+
+    trained = jax["trained"]
+    assert trained["factor"] == 0.0 and trained["as_one_step"]  # the cool-down reached the compiled step
+    back, _ = _small_model()
+    restore(back, load_checkpoint(tmp_path / "jax.npz"), tmp_path / "jax.npz")
+    assert int(keras.ops.convert_to_numpy(back.optimizer.iterations)) == 8
+    assert _factor(back) == trained["factor"]
+    np.testing.assert_allclose(_logits(back, task), trained["logits"], **FLOAT32)
+
+
+def _translations(path: Path) -> list[list[str]]:
+    """The rows (source, reference, hypothesis) of a run's translations file, without its header."""
+    with open(path, encoding="utf-8", newline="") as stream:
+        return list(csv.reader(stream, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
+
+
+def _summary(run_dir: Path) -> dict:
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+ONE_EPOCH = [*TINY, "trainer.early_stopping.patience=null"]
+
+
+@pytest.mark.slow  # two tiny runs, each an epoch on one backend and one on the other: ~8 min loaded
+@pytest.mark.parametrize("first,second", [("tensorflow", "jax"), ("jax", "tensorflow")])
+def test_tx_train_continues_a_run_on_the_other_backend(tmp_path, first, second):
+    run_dir = tmp_path / "run"
+    folder = f"hydra.run.dir={run_dir}"
+    started = tx_train(*ONE_EPOCH, "trainer.epochs=1", f"trainer.backend={first}", folder, cwd=tmp_path)
+    assert started.returncode == 0, started.stderr[-3000:]
+    resumed = tx_train(*ONE_EPOCH, f"trainer.backend={second}", folder, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"resuming {run_dir} after epoch 1 of 2" in resumed.stdout
+    summary = _summary(run_dir)
+    assert summary["status"] == "completed" and summary["epochs"] == 2
+    assert summary["config"]["trainer"]["backend"] == second
+    assert np.isfinite(summary["metrics"]["train_loss"])
+
+
+@pytest.mark.slow  # a tiny JAX run (evaluation, export in a TensorFlow process), tx-translate: ~5 min loaded
+def test_a_jax_run_exports_a_saved_model_that_translates_as_it_decoded(tmp_path):
+    run_dir = tmp_path / "run"
+    done = tx_train(*TINY, "trainer.backend=jax", f"hydra.run.dir={run_dir}", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = _summary(run_dir)
+    assert summary["status"] == "completed" and summary["config"]["trainer"]["backend"] == "jax"
+    assert (run_dir / summary["export"] / "saved_model.pb").is_file()
+    rows = _translations(run_dir / "translations" / "test_beam.tsv")
+    command = [sys.executable, "-m", "tx_keras.cli.translate", str(run_dir), *(row[0] for row in rows)]
+    environment = {
+        **os.environ,
+        "KERAS_BACKEND": "jax",
+    }  # as the shell of a JAX run: tx-translate sets its own
+    translated = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
+    assert translated.returncode == 0, translated.stderr[-3000:]
+    assert translated.stdout.splitlines() == [row[2] for row in rows]  # token-exact: tiny model, no near-tie
+
+
+if __name__ == "__main__":
+    jax_side(Path(sys.argv[1]), Path(sys.argv[2]))
