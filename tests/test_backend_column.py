@@ -141,13 +141,15 @@ def test_bad_backend_is_one_line_error(capsys):
 
 
 def test_the_jax_rows_import_no_tensorflow_and_the_parent_no_keras():
-    """What `tx-bench --backend jax` and a backend worker import, on a Python that has no TensorFlow;
-    the parent of the workers imports no Keras at all (it would fix a backend)."""
+    """What `tx-bench --backend jax`, a backend worker and a JAX run of an embedded task import, on a
+    Python that has no TensorFlow; the parent of the workers imports no Keras at all (it would fix a
+    backend)."""
     script = (
         "import sys\n"
         "import tx_keras.benchmark.backend_race, tx_keras.benchmark.report, tx_keras.cli.bench\n"
         "assert 'keras' not in sys.modules, 'the parent imported Keras'\n"
         "import tx_keras.benchmark.training_blocks, tx_keras.cli.bench_worker, keras\n"
+        "import tx_keras.training.run, tx_keras.data.symbol_tasks, tx_keras.data.input_batches\n"
         "assert keras.backend.backend() == 'jax' and 'tensorflow' not in sys.modules\n"
         "import tensorflow\n"
     )

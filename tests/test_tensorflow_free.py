@@ -3,15 +3,24 @@
 curves through TensorBoard's own event writer (the same records as tf.summary's) or a CSV file."""
 
 import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import TENSORS, EventAccumulator
 from tensorboard.util.tensor_util import make_ndarray
 
+from tests.conftest import TINY
 from tx_keras.data import make_dataset
 from tx_keras.data.numpy_batches import NumpyBatches
 from tx_keras.run_folder import scalar_writer
+
+# On PYTHONPATH: a Python where `import tensorflow` fails as where it is not installed.
+NO_TENSORFLOW = str(Path(__file__).parent / "fixtures" / "no_tensorflow")
 
 
 def _pairs(rows: int = 50, width: int = 12, seed: int = 3):
@@ -115,3 +124,47 @@ def test_csv_scalars_without_tensorboard(tmp_path):
             ["1", "epoch_loss", "0.5"],
             ["2", "epoch_loss", "0.25"],
         ]
+
+
+@pytest.mark.slow
+def test_a_jax_run_of_an_embedded_task_without_tensorflow(tmp_path):
+    """tx-train on a Python whose `import tensorflow` fails: trains, evaluates, writes summary.json with
+    its metrics and what it left out, its scalar curves as TensorBoard event files (TensorBoard's own
+    writer), model.keras for a later `tx-export`, and no SavedModel."""
+    run_dir = tmp_path / "run"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tx_keras.cli.train",
+            "data=reverse",
+            *(override for override in TINY if not override.startswith("trainer.epochs=")),
+            "trainer.epochs=1",
+            "trainer.backend=jax",
+            f"hydra.run.dir={run_dir}",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": NO_TENSORFLOW},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["config"]["trainer"]["backend"] == "jax"
+    for name in ("train_loss", "validation_loss", "test_loss", "test_exact_match"):
+        assert np.isfinite(summary["metrics"][name])
+    without = summary["without_tensorflow"]
+    assert without["scalars"] == "tensorboard" and "the SavedModel export" in without["skipped"]
+    assert without["export_later"] == f"tx-export {run_dir}" and "export" not in summary
+    assert (run_dir / "model.keras").is_file() and not (run_dir / "export").exists()
+    train = EventAccumulator(str(run_dir / "train"), size_guidance={TENSORS: 0})
+    train.Reload()
+    (loss,) = train.Tensors("epoch_loss")
+    assert loss.step == 0 and float(make_ndarray(loss.tensor_proto)) == pytest.approx(
+        summary["metrics"]["train_loss"], rel=1e-5
+    )
+    final = EventAccumulator(str(run_dir), size_guidance={TENSORS: 0})
+    final.Reload()
+    assert "final/test_exact_match" in final.Tags()["tensors"]
+    assert "export later, where TensorFlow is installed: tx-export" in done.stderr + done.stdout

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tensorflow as tf
 
-from tx_keras.data import Task, make_dataset
+from tx_keras.data import Task
+from tx_keras.data.input_batches import input_batches
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.evaluation.corpus_scores import corpus_scores
 from tx_keras.evaluation.exact_match import exact_match
@@ -46,7 +46,7 @@ class RunEvaluation:
 
 def _teacher_forced(model: Transformer, task: Task, split: str, trainer: Mapping) -> dict[str, float]:
     """Per-token loss and accuracy of `split` with the reference prefix fed in (the logged figures)."""
-    dataset = make_dataset(
+    dataset = input_batches(
         *task.splits[split],
         trainer["batch_size"],
         shuffle=False,
@@ -73,7 +73,7 @@ def _write(run_dir: Path, task: Task, name: str, hypotheses: list[str]) -> None:
 def evaluate_run(
     model: Transformer,
     task: Task,
-    greedy: Callable[[tf.Tensor], tf.Tensor],
+    greedy: Callable,
     trainer: Mapping,
     export: Mapping,
     run_dir: Path,
