@@ -168,3 +168,14 @@ def test_a_jax_run_of_an_embedded_task_without_tensorflow(tmp_path):
     final.Reload()
     assert "final/test_exact_match" in final.Tags()["tensors"]
     assert "export later, where TensorFlow is installed: tx-export" in done.stderr + done.stdout
+
+
+@pytest.mark.parametrize("join", ["words", "wordpiece", "characters"])
+def test_plain_detokenizer_writes_the_graphs_texts(join):
+    from tx_keras.data.detokenizer import Detokenizer
+    from tx_keras.data.plain_detokenizer import PlainDetokenizer
+
+    tokens = ["", "<s>", "</s>", "<unk>", "l'", "homme", "##s", "▁", "a", "b", "est", "-", "##ce"]
+    rows = np.random.default_rng(1).integers(0, len(tokens), (40, 9))
+    rows[::3, 0] = 1  # some rows start with SOS
+    assert PlainDetokenizer(tokens, join).texts(rows) == Detokenizer(tokens, join).texts(rows)
