@@ -120,6 +120,10 @@ def _problem(compose_config, *overrides) -> str:
         ("trainer.warmup_steps=0", "trainer.warmup_steps=0 must be >= 1 with trainer.schedule=noam"),
         ("trainer.learning_rate=0", "trainer.learning_rate=0.0 must be >= 1e-12"),
         ("trainer.backend=torch", "trainer.backend='torch' is not allowed; choose one of: tensorflow, jax"),
+        (
+            "trainer.backend=jax trainer.jit_compile=false",
+            "trainer.jit_compile=false with trainer.backend=jax: JAX would run every op",
+        ),
     ],
 )
 def test_bad_values_give_one_line(compose_config, override, message):

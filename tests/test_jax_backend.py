@@ -7,7 +7,6 @@ The whole-run tests (tx-train on one backend, resumed on the other; a JAX run's 
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import subprocess
@@ -20,6 +19,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from tests.conftest import TINY, tx_train
+from tests.event_points import event_points
 from tests.float_tolerance import FLOAT32
 
 ROWS = 4  # the batch whose logits and gradient norms both sides compare
@@ -141,12 +141,6 @@ def test_a_checkpoint_moves_from_tensorflow_to_jax_and_back(tmp_path):
     np.testing.assert_allclose(_logits(back, task), trained["logits"], **FLOAT32)
 
 
-def _translations(path: Path) -> list[list[str]]:
-    """The rows (source, reference, hypothesis) of a run's translations file, without its header."""
-    with open(path, encoding="utf-8", newline="") as stream:
-        return list(csv.reader(stream, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
-
-
 def _summary(run_dir: Path) -> dict:
     return json.loads((run_dir / "summary.json").read_text())
 
@@ -170,24 +164,97 @@ def test_tx_train_continues_a_run_on_the_other_backend(tmp_path, first, second):
     assert np.isfinite(summary["metrics"]["train_loss"])
 
 
-@pytest.mark.slow  # a tiny JAX run (evaluation, export in a TensorFlow process), tx-translate: ~5 min loaded
+def jax_translations(run_dir: Path, out: Path) -> None:
+    """In a JAX process: the run's model.keras decodes the first validation sentences with the export's
+    beam settings, through the keras.ops decoders compiled for JAX; written to `out` as JSON."""
+    from tx_keras.data import build_task
+    from tx_keras.decoding.beam_search import beam_search_decoder
+    from tx_keras.models import Transformer  # Keras finds the saved class once its module is imported
+
+    assert keras.backend.backend() == "jax"
+    summary = _summary(run_dir)
+    task = build_task(summary["config"]["data"])
+    source = task.splits["validation"][0][:TRANSLATED]
+    model = keras.saving.load_model(run_dir / "model.keras", compile=False, safe_mode=True)
+    assert isinstance(model, Transformer)
+    export = summary["config"]["export"]
+    width, alpha = export["beam_width"], export["length_penalty"]
+    decode = beam_search_decoder(model, model.max_target_length, width, alpha)
+    rows = keras.ops.convert_to_numpy(decode(source))
+    texts = [text for text, _ in task.texts("validation")[:TRANSLATED]]
+    out.write_text(json.dumps({"texts": texts, "translations": [task.detokenize_target(r) for r in rows]}))
+
+
+TRANSLATED = 16
+
+
+@pytest.mark.slow  # a tiny JAX run (evaluation, export in a TensorFlow process), tx-translate: ~8 min loaded
 def test_a_jax_run_exports_a_saved_model_that_translates_as_it_decoded(tmp_path):
     run_dir = tmp_path / "run"
-    done = tx_train(*TINY, "trainer.backend=jax", f"hydra.run.dir={run_dir}", cwd=tmp_path)
+    # float32: the export serves float32 weights, so both decode the same function (bf16 would not)
+    overrides = ["trainer.backend=jax", "trainer.precision=float32", f"hydra.run.dir={run_dir}"]
+    done = tx_train(*TINY, *overrides, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = _summary(run_dir)
     assert summary["status"] == "completed" and summary["config"]["trainer"]["backend"] == "jax"
     assert (run_dir / summary["export"] / "saved_model.pb").is_file()
-    rows = _translations(run_dir / "translations" / "test_beam.tsv")
-    command = [sys.executable, "-m", "tx_keras.cli.translate", str(run_dir), *(row[0] for row in rows)]
-    environment = {
-        **os.environ,
-        "KERAS_BACKEND": "jax",
-    }  # as the shell of a JAX run: tx-translate sets its own
-    translated = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
+    jax = {**os.environ, "KERAS_BACKEND": "jax"}
+    command = [
+        sys.executable,
+        "-m",
+        "tests.test_jax_backend",
+        "translate",
+        str(run_dir),
+        str(tmp_path / "decoded.json"),
+    ]
+    decoded = subprocess.run(command, env=jax, capture_output=True, text=True, timeout=600)
+    assert decoded.returncode == 0, decoded.stderr[-3000:]
+    expected = json.loads((tmp_path / "decoded.json").read_text())
+    command = [sys.executable, "-m", "tx_keras.cli.translate", str(run_dir), *expected["texts"]]
+    # A fresh TensorFlow process, from a shell that says jax (a JAX run's): tx-translate sets its own.
+    translated = subprocess.run(command, env=jax, capture_output=True, text=True, timeout=600)
     assert translated.returncode == 0, translated.stderr[-3000:]
-    assert translated.stdout.splitlines() == [row[2] for row in rows]  # token-exact: tiny model, no near-tie
+    assert translated.stdout.splitlines() == expected["translations"]  # token-exact: no near-tie here
+    tags = {tag for tag, _, _ in event_points(run_dir)}  # what tx-board's tabs read
+    assert {
+        "attention_explorer/probe_1/cross",
+        "samples/translations",
+        "_hparams_/session_start_info",
+    } <= tags
+    assert any(tag.startswith("layers/gradient_norm/") for tag in tags)
+
+
+@pytest.mark.slow  # a 2-job JAX sweep on the joblib launcher, then tx-compare: ~6 min loaded
+def test_a_jax_sweep_runs_on_joblib_and_tx_compare_reads_it(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    launcher = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    done = tx_train(
+        "sweep=smoke", "trainer.backend=jax", *launcher, f"hydra.sweep.dir={sweep_dir}", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    summaries = [json.loads(path.read_text()) for path in sweep_dir.glob("*/summary.json")]
+    assert len(summaries) == 2
+    assert all(s["status"] == "completed" and s["config"]["trainer"]["backend"] == "jax" for s in summaries)
+    command = [sys.executable, "-m", "tx_keras.cli.compare", str(sweep_dir), "--out", str(tmp_path / "cmp")]
+    compared = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert compared.returncode == 0, compared.stderr[-3000:]
+    rows = (tmp_path / "cmp" / "comparison.csv").read_text().splitlines()
+    assert len(rows) == 3  # header and the two jobs
+
+
+@pytest.mark.slow  # test_preemption's mid-epoch stop and exact resume, on JAX: ~4 min loaded (30 s CPU)
+def test_a_signal_mid_epoch_resumes_exactly_on_jax():
+    """A stop signal's mid-epoch checkpoint and the resume that ends equal to an uninterrupted run (weights
+    bit for bit, every curve point), with Keras on JAX: the callbacks read JAX's live state correctly."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_preemption.py"]
+    command += ["-k", "test_a_signal_mid_epoch and SIGTERM and fixed"]
+    environment = {**os.environ, "KERAS_BACKEND": "jax"}
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-3000:]
 
 
 if __name__ == "__main__":
-    jax_side(Path(sys.argv[1]), Path(sys.argv[2]))
+    if sys.argv[1] == "translate":
+        jax_translations(Path(sys.argv[2]), Path(sys.argv[3]))
+    else:
+        jax_side(Path(sys.argv[1]), Path(sys.argv[2]))

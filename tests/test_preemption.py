@@ -18,6 +18,7 @@ from tx_keras.run_folder.checkpoint import load_checkpoint, restore
 from tx_keras.run_folder.resume import STEP_LOSS_TAG
 from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
+from tx_keras.training.callbacks.live_state import sync_variables
 from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
 from tx_keras.training.masked_accuracy import MaskedAccuracy
@@ -70,7 +71,8 @@ class _SignalAt(keras.callbacks.Callback):
         self.step, self.number = step, number
 
     def on_train_batch_end(self, batch, logs=None):
-        if int(self.model.optimizer.iterations.numpy()) == self.step:
+        sync_variables(self.model)  # JAX: the step count of the step just taken
+        if int(keras.ops.convert_to_numpy(self.model.optimizer.iterations)) == self.step:
             os.kill(os.getpid(), self.number)
 
 
@@ -80,7 +82,8 @@ class _SignalAt(keras.callbacks.Callback):
 def test_a_signal_mid_epoch_checkpoints_and_the_resume_ends_equal(tmp_path, number, batching):
     straight = _model(0)
     expected = _fit(straight, tmp_path / "straight", batching=batching)
-    steps = int(straight.optimizer.iterations.numpy()) // EPOCHS  # bucketed batches are more than 10
+    # bucketed batches are more than 10
+    steps = int(keras.ops.convert_to_numpy(straight.optimizer.iterations)) // EPOCHS
 
     stopped = _model(0)
     expected_line = r"in epoch 2 after 3 of its batches; checkpoint saved"

@@ -236,6 +236,11 @@ def check_config(cfg: Mapping) -> None:
             f"trainer.warmup_steps={trainer['warmup_steps']} must be >= 1 with trainer.schedule=noam "
             "(warm-up 0 needs trainer.schedule=constant)"
         )
+    if trainer["backend"] == "jax" and trainer["jit_compile"] is False:
+        raise ConfigError(
+            "trainer.jit_compile=false with trainer.backend=jax: JAX would run every op of every step "
+            "uncompiled (~50x slower); use auto or true (JAX always compiles), or backend=tensorflow"
+        )
     tokens = trainer["batch_tokens"]
     if tokens is not None and (tokens < 1 or trainer["batching"] != "bucket"):
         raise ConfigError(f"trainer.batch_tokens={tokens} needs trainer.batching=bucket and a value >= 1")

@@ -30,6 +30,6 @@ def compile_model(model: Transformer, trainer: DictConfig) -> keras.optimizers.s
         optimizer=optimizer,
         loss=MaskedCrossEntropy(trainer.label_smoothing),
         metrics=[TokenMeanLoss(trainer.label_smoothing), MaskedAccuracy()],  # "loss": per token, not per row
-        jit_compile=trainer.jit_compile,  # "auto" is Keras' choice: XLA on a GPU, off on a CPU
+        jit_compile=trainer.jit_compile,  # "auto" is Keras' choice: XLA on a GPU, off on a CPU; on on JAX
     )
     return schedule

@@ -38,9 +38,9 @@ class TrainerConfig:
     learning_rate: float = 0.001  # constant: the learning rate after the warm-up
     label_smoothing: float = 0.0  # target probability spread over the vocabulary
     clip_norm: float | None = None  # clip the global gradient norm to this; None = no clipping
-    jit_compile: bool | str = "auto"  # XLA: auto (on with a GPU, off on a CPU) | true | false
+    jit_compile: bool | str = "auto"  # XLA: auto (on with a GPU, off on a CPU) | true | false (not on JAX)
     precision: str = "auto"  # the Keras dtype policy (tx_keras/training/choices.py)
-    deterministic: bool = False  # TensorFlow op determinism (bit-identical reruns, slower)
+    deterministic: bool = False  # bit-identical reruns (training/determinism.py), slower
     backend: str = "tensorflow"  # the Keras backend: tensorflow | jax (tx_keras/runtime/keras_backend.py)
     checkpoint_every: int = 1  # epochs between checkpoints; 0 = off
     checkpoint_every_minutes: float | None = None  # also a checkpoint inside an epoch this often; None = off
