@@ -13,14 +13,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tx_keras.benchmark import decoding_speed, flops, peers
+from tx_keras.benchmark import decoding_speed, matmul_peak, peers
 from tx_keras.benchmark.flops import PeakExceeded, forward_flops, training_flops, utilisation
 from tx_keras.benchmark.matmul_share import forward_products, products_flops
+from tx_keras.benchmark.parity import ParityError, check_parity
 from tx_keras.benchmark.real_path import QUICK_REAL_PATH, epoch_tokens, generated_corpus
 from tx_keras.benchmark.report import render
 from tx_keras.benchmark.size import BenchSize
-from tx_keras.benchmark.suite import ParityError, check_parity, left_out_peers
 from tx_keras.benchmark.throughput import padding_share, real_tokens
+from tx_keras.benchmark.training_blocks import left_out_peers
 from tx_keras.cli.bench import QUICK_SIZE, main
 from tx_keras.data import Vocabulary, make_dataset
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
@@ -265,8 +266,8 @@ def test_matmul_peak_counts_two_flops_per_multiply_add(monkeypatch):
     """With every timed call taking one (fake) second, the peak is the FLOPs of the faster graph: two
     chains of four 4x4 @ 4x4 products, each 4 x 4 outputs of 4 multiply-adds: 8 x 2 x 64 = 1024."""
     ticks = itertools.count()  # perf_counter: 0, 1, 2, ... so each timed call lasts one second
-    monkeypatch.setattr(flops, "time", SimpleNamespace(perf_counter=lambda: float(next(ticks))))
-    assert flops.matmul_peak("float32", n=4, repeats=2) == 1024.0
+    monkeypatch.setattr(matmul_peak, "time", SimpleNamespace(perf_counter=lambda: float(next(ticks))))
+    assert matmul_peak.matmul_peak("float32", n=4, repeats=2) == 1024.0
     assert next(ticks) == 2 * 2 * 2  # two graphs, two repeats, start and end
 
 

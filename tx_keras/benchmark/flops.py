@@ -1,10 +1,7 @@
-"""Model FLOPs counted analytically, this machine's dense matmul peak per dtype, and their ratio (MFU)."""
+"""Model FLOPs counted analytically, and their ratio to a dense matmul peak (MFU; matmul_peak.py measures
+the peak). Imports no Keras: the parent of tx-bench's backend workers uses it."""
 
 from __future__ import annotations
-
-import time
-
-import tensorflow as tf
 
 from tx_keras.benchmark.size import BenchSize
 
@@ -34,41 +31,6 @@ def forward_flops(size: BenchSize) -> int:
 def training_flops(size: BenchSize) -> int:
     """A training step is a forward pass plus a backward pass of twice its cost."""
     return 3 * forward_flops(size)
-
-
-def matmul_peak(dtype: str = "float32", n: int = 2048, repeats: int = 5) -> float:
-    """Best FLOP/s of (n x n) @ (n x n) matmuls whose inputs are `dtype` (a bfloat16 peak needs bfloat16
-    operands, not float32 ones cast inside), in a compiled graph: the ceiling a model can reach.
-
-    Measured two ways and the better one counts: one chain of dependent products (each matmul uses every
-    core) and two independent chains (TensorFlow also runs independent ops side by side, as it does a
-    model's step; on the 2-core AVX2 EPYC that was 5-10 % faster). A ceiling set too low would flatter
-    every MFU."""
-    a = tf.cast(tf.random.normal((n, n), dtype=tf.float32), dtype)
-    b = tf.cast(tf.random.normal((n, n), dtype=tf.float32), dtype)
-    scale = tf.cast(1e-3, dtype)  # keeps values finite; O(n^2) next to O(n^3)
-
-    @tf.function
-    def one_chain(x):
-        for _ in range(4):
-            x = tf.matmul(x, a) * scale
-        return x
-
-    @tf.function
-    def two_chains(x):
-        y = x
-        for _ in range(4):
-            x, y = tf.matmul(x, a) * scale, tf.matmul(y, b) * scale
-        return x + y
-
-    best = 0.0
-    for chain, products in ((one_chain, 4), (two_chains, 8)):
-        chain(a).numpy()  # trace and warm up
-        for _ in range(repeats):
-            started = time.perf_counter()
-            chain(a).numpy()
-            best = max(best, products * 2 * n**3 / (time.perf_counter() - started))
-    return best
 
 
 class PeakExceeded(RuntimeError):

@@ -8,7 +8,8 @@ import os
 import platform
 from pathlib import Path
 
-import tensorflow as tf
+from tx_keras.runtime.accelerators import gpu_names
+from tx_keras.runtime.keras_backend import running_backend
 
 # How a report prints `onednn_enabled()`.
 ONEDNN_STATES = {True: "on", False: "off", None: "unknown"}
@@ -27,7 +28,8 @@ def onednn_enabled() -> bool | None:
 
 
 def machine() -> dict:
-    """What a figure is only true for: CPU model, cores, vector/bf16 instructions, GPUs, load, date."""
+    """What a figure is only true for: CPU model, cores, vector/bf16 instructions, the Keras backend and
+    its GPUs, load, date. Asks TensorFlow about oneDNN only in a process that runs Keras on TensorFlow."""
     try:
         cpuinfo = Path("/proc/cpuinfo").read_text()
     except OSError:
@@ -40,12 +42,14 @@ def machine() -> dict:
     if "cpu family" in fields:  # "AMD EPYC" alone names several kinds
         name += f" (family {fields['cpu family']} model {fields.get('model', '?')})"
     flags = set(fields.get("flags", "").split())
+    backend = running_backend()
     return {
         "cpu": name,
         "cores": os.cpu_count(),
         "instructions": sorted(flags & {"avx2", "avx512f", "avx512_bf16", "amx_bf16", "fma"}),
-        "gpus": [device.name for device in tf.config.list_physical_devices("GPU")],
-        "onednn": onednn_enabled(),
+        "backend": backend,
+        "gpus": gpu_names(),
+        "onednn": onednn_enabled() if backend == "tensorflow" else None,
         "onednn_env": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
         "load_average": [round(value, 2) for value in os.getloadavg()],
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

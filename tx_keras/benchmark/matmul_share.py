@@ -12,8 +12,10 @@ from __future__ import annotations
 import math
 import time
 
-import tensorflow as tf
+import keras
+from keras import ops
 
+from tx_keras.benchmark.compiled import compiled
 from tx_keras.benchmark.size import BenchSize
 
 
@@ -41,31 +43,39 @@ def products_flops(products: list[tuple[tuple[int, ...], int, int, int]]) -> int
 
 def matmul_only_seconds(size: BenchSize, dtype: str = "float32", repeats: int = 5) -> float:
     """Best wall seconds of a compiled graph holding only the step's products in `dtype`: each forward
-    product y = x w and its gradients dx = dy w^T, dw = x^T dy, with the shapes a training step has."""
-    tensors: dict[tuple[int, ...], tf.Tensor] = {}
+    product y = x w and its gradients dx = dy w^T, dw = x^T dy, with the shapes a training step has,
+    compiled on the running Keras backend. The operands are arguments, not constants the compiler could
+    fold."""
+    seed = keras.random.SeedGenerator(0)
+    tensors: dict[tuple[int, ...], object] = {}
 
-    def operand(shape: tuple[int, ...]) -> tf.Tensor:
+    def operand(shape: tuple[int, ...]):
         if shape not in tensors:
-            tensors[shape] = tf.cast(tf.random.normal(shape, stddev=0.1), dtype)
+            tensors[shape] = ops.cast(keras.random.normal(shape, stddev=0.1, seed=seed), dtype)
         return tensors[shape]
 
-    @tf.function
-    def step():
-        sums = []
-        for batch, m, k, n in forward_products(size):
-            x, w, dy = operand((*batch, m, k)), operand((*batch, k, n)), operand((*batch, m, n))
-            for product in (
-                tf.matmul(x, w),
-                tf.matmul(dy, w, transpose_b=True),
-                tf.matmul(x, dy, transpose_a=True),
-            ):
-                sums.append(tf.reduce_sum(tf.cast(product[..., :1, :1], tf.float32)))  # keeps it live
-        return tf.add_n(sums)
+    products = forward_products(size)
+    operands = [
+        (operand((*batch, m, k)), operand((*batch, k, n)), operand((*batch, m, n)))
+        for batch, m, k, n in products
+    ]
 
-    step().numpy()  # trace and warm up
+    @compiled
+    def step(operands):
+        total = ops.zeros((), "float32")
+        for x, w, dy in operands:
+            for product in (
+                ops.matmul(x, w),
+                ops.matmul(dy, ops.swapaxes(w, -1, -2)),
+                ops.matmul(ops.swapaxes(x, -1, -2), dy),
+            ):
+                total = total + ops.sum(ops.cast(product[..., :1, :1], "float32"))  # keeps it live
+        return total
+
+    ops.convert_to_numpy(step(operands))  # trace and warm up
     best = float("inf")
     for _ in range(repeats):
         started = time.perf_counter()
-        step().numpy()
+        ops.convert_to_numpy(step(operands))
         best = min(best, time.perf_counter() - started)
     return best

@@ -24,7 +24,8 @@ def _header(results: dict) -> list[str]:
         f"tx-bench on {machine['cpu']} ({machine['cores']} cores; {', '.join(machine['instructions']) or '-'}"
         f"{'; GPU ' + ', '.join(machine['gpus']) if machine['gpus'] else ''}), {machine['date']}, "
         f"load {machine['load_average'][0]:.2f} at start, {machine['load_average_end'][0]:.2f} at end",
-        "oneDNN kernels: " + _onednn(machine),
+        f"Keras backend: {results['backend']}"
+        + (f"; oneDNN kernels: {_onednn(machine)}" if results["backend"] == "tensorflow" else ""),
         "size: " + ", ".join(f"{key} {value}" for key, value in size.items()),
         "parameters: "
         + ", ".join(f"{name} {count:,}" for name, count in results["parameters"].items())
@@ -90,6 +91,9 @@ def render(results: dict) -> str:
         lines += _block(block, results["timing"])
     if "real_path" in results:
         lines += _real_path(results["real_path"])
+    lines += [f"left out on {results['backend']}: {why}" for why in results.get("left_out_parts", [])]
+    if "decoding" not in results:
+        return "\n".join(lines)
     batch = results["size"]["batch"]
     lines += ["", f"greedy decoding, float32 (batch {batch})  {'prefix':>8} {'cached':>10} {'speedup':>8}"]
     for key, rates in results["decoding"].items():
@@ -103,4 +107,57 @@ def render(results: dict) -> str:
             lines.append(
                 f"  SavedModel translate, {outputs} tokens {'':>10} {rates:>10,.0f}           tokens/s"
             )
+    return "\n".join(lines)
+
+
+def _race_block(block: dict, timing: dict) -> list[str]:
+    mfu = f"MFU({block['matmul_dtype']})"
+    reference = block["reference"]
+    peaks = ", ".join(f"{backend} {flops / 1e9:.1f}" for backend, flops in block["peaks_by_backend"].items())
+    lines = [
+        "",
+        f"training, {block['precision']} (median of {timing['windows']} windows of {timing['steps']} steps, "
+        "interleaved across the backends' processes; padding "
+        f"{100 * block['padding_share']:.1f} % of positions, not counted as tokens)",
+        f"  {'':<34} {'backend':<11} {'XLA':<4} {'tokens/s':>10} {'spread':>7} {'GFLOP/s':>8} {mfu:>14} "
+        f"{'CPU ms/step':>12} {'matmuls':>8} {'speed':>7}",
+    ]
+    for row in sorted(block["rows"], key=lambda row: list(NAMES).index(row["model"])):
+        speed = row["speed_vs_reference"]
+        lines.append(
+            f"  {NAMES[row['model']]:<34} {row['backend']:<11} {'on' if row['jit_compile'] else 'off':<4} "
+            f"{row['tokens_per_s']:>10,.0f} {100 * row['spread']:>6.1f}% {row['flops_per_s'] / 1e9:>8.1f} "
+            f"{100 * row['mfu']:>13.1f}% {1000 * row['cpu_step_s']:>12.0f} "
+            f"{100 * row['matmul_share']:>7.0f}% {speed['median']:>6.2f}x"
+        )
+    lines += [
+        f"  speed: times as fast as {NAMES[reference['model']]} on {reference['backend']} without XLA, "
+        "the median of ratios paired window by window",
+        f"  MFU: of the best {block['matmul_dtype']} matmul rate either backend reached ({peaks} GFLOP/s); "
+        "matmuls: the step's products alone, on the row's backend, as a share of its step",
+    ]
+    return lines
+
+
+def render_backends(results: dict) -> str:
+    """The backend column: each precision's rows on every backend, XLA on and off, in one table."""
+    machine, size = results["machine"], results["size"]
+    versions = "; ".join(
+        ", ".join(f"{package} {version}" for package, version in info["versions"].items())
+        for info in results["backends"].values()
+    )
+    lines = [
+        f"tx-bench --backend {','.join(results['backends'])} on {machine['cpu']} ({machine['cores']} cores; "
+        f"{', '.join(machine['instructions']) or '-'}"
+        f"{'; GPU ' + ', '.join(machine['gpus']) if machine['gpus'] else ''}), {machine['date']}, "
+        f"load {machine['load_average'][0]:.2f} at start, {machine['load_average_end'][0]:.2f} at end",
+        f"versions: {versions}; one process per backend",
+        "size: " + ", ".join(f"{key} {value}" for key, value in size.items()),
+        "parameters: "
+        + ", ".join(f"{name} {count:,}" for name, count in results["parameters"].items())
+        + " (parity within 2 % checked on every backend)",
+        *(f"left out: {NAMES[name]}: {why}" for name, why in results["left_out"].items()),
+    ]
+    for block in results["blocks"]:
+        lines += _race_block(block, results["timing"])
     return "\n".join(lines)

@@ -5,17 +5,19 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from typing import TYPE_CHECKING
 
-import keras
 import numpy as np
-import tensorflow as tf
 
 from tx_keras.benchmark.size import BenchSize
 
+if TYPE_CHECKING:  # no Keras at run time: the parent of tx-bench's backend workers imports this
+    import keras
 
-def synthetic_batch(size: BenchSize, seed: int = 0) -> tuple[tuple[tf.Tensor, tf.Tensor], tf.Tensor]:
+
+def synthetic_batch(size: BenchSize, seed: int = 0) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
     """Random ids with a random amount of trailing padding per row (half to full length), as sentences
-    padded to a batch's longest have."""
+    padded to a batch's longest have. Numpy arrays: the same batch feeds every backend."""
     rng = np.random.default_rng(seed)
 
     def ids() -> np.ndarray:
@@ -26,7 +28,7 @@ def synthetic_batch(size: BenchSize, seed: int = 0) -> tuple[tuple[tf.Tensor, tf
 
     source, target = ids(), ids()
     labels = np.concatenate([target[:, 1:], np.zeros((size.batch, 1), np.int32)], axis=1)
-    return (tf.constant(source), tf.constant(target)), tf.constant(labels)
+    return (source, target), labels
 
 
 def real_tokens(source, labels) -> int:
@@ -54,22 +56,51 @@ def interleaved_step_times(
     for model in models.values():
         for _ in range(warmup):
             model.train_on_batch(inputs, labels)
-    names = list(models)
-    wall: dict[str, list[float]] = {name: [] for name in names}
-    cpu: dict[str, list[float]] = {name: [] for name in names}
+    wall: dict[str, list[float]] = {name: [] for name in models}
+    cpu: dict[str, list[float]] = {name: [] for name in models}
     for window in range(windows):
-        for name in names if window % 2 == 0 else names[::-1]:
-            started, cpu_started = time.perf_counter(), os.times()
-            for _ in range(steps):
-                models[name].train_on_batch(inputs, labels)
-            cpu_ended = os.times()
-            wall[name].append((time.perf_counter() - started) / steps)
-            cpu[name].append(
-                (cpu_ended.user + cpu_ended.system - cpu_started.user - cpu_started.system) / steps
-            )
+        for name, (seconds, cpu_seconds) in window_step_times(
+            models, inputs, labels, steps, reverse=window % 2 == 1
+        ).items():
+            wall[name].append(seconds)
+            cpu[name].append(cpu_seconds)
     return wall, cpu
+
+
+def window_step_times(
+    models: dict[str, keras.Model], inputs, labels, steps: int, reverse: bool = False
+) -> dict[str, tuple[float, float]]:
+    """One window: `steps` steps of every model in turn (in reverse order if `reverse`), as (wall, CPU)
+    seconds per step. Also the unit a parent process interleaves across backends (cli/bench_worker)."""
+    names = list(models)
+    times = {}
+    for name in names[::-1] if reverse else names:
+        started, cpu_started = time.perf_counter(), os.times()
+        for _ in range(steps):
+            models[name].train_on_batch(inputs, labels)
+        cpu_ended = os.times()
+        times[name] = (
+            (time.perf_counter() - started) / steps,
+            (cpu_ended.user + cpu_ended.system - cpu_started.user - cpu_started.system) / steps,
+        )
+    return {name: times[name] for name in names}
 
 
 def spread(values: list[float]) -> float:
     """(max - min) / median: how far apart the windows of one row were."""
     return (max(values) - min(values)) / statistics.median(values)
+
+
+def paired_ratio(
+    reference: tuple[list[float], list[float]], other: tuple[list[float], list[float]]
+) -> dict[str, float]:
+    """How many times faster `reference` ran than `other`, window by window: their (wall, CPU) seconds
+    per step paired by window, so both met the same load."""
+    paired = [theirs / ours for ours, theirs in zip(reference[0], other[0], strict=True)]
+    paired_cpu = [theirs / ours for ours, theirs in zip(reference[1], other[1], strict=True)]
+    return {
+        "median": statistics.median(paired),
+        "min": min(paired),
+        "max": max(paired),
+        "cpu_median": statistics.median(paired_cpu),
+    }

@@ -9,6 +9,7 @@ import sys
 
 from tx_keras.benchmark.size import BenchSize  # imports no TensorFlow: quiet_startup still comes first
 from tx_keras.runtime.allocator import configure_allocator
+from tx_keras.runtime.keras_backend import BACKENDS, missing_backend, select_backend
 
 # Notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
 from tx_keras.runtime.quiet_startup import start_tensorflow
@@ -18,6 +19,10 @@ QUICK_SIZE = BenchSize(
     d_model=32, encoder_layers=1, decoder_layers=1, num_heads=2, dff=64, batch=8, length=8, vocab=50
 )
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+# What only the TensorFlow run measures: a run on another backend says it left them out.
+TENSORFLOW_ONLY = (
+    "the real tf.data training path, greedy decoding and the SavedModel (run --backend tensorflow)"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,16 +38,31 @@ def _parser() -> argparse.ArgumentParser:
             f"--{field.replace('_', '-')}", type=int, default=value, help=f"(default {value})"
         )
     parser.add_argument(
+        "--backend",
+        default="tensorflow",
+        help="Keras backend(s), comma-separated: tensorflow (everything below), jax (the synthetic "
+        "training rows only, without importing TensorFlow), or tensorflow,jax: the training rows of both, "
+        "one process each, windows interleaved, TensorFlow with and without XLA, in one table "
+        "(default tensorflow)",
+    )
+    parser.add_argument(
         "--windows", type=int, default=7, help="interleaved timed windows per model; the median is shown"
     )
     parser.add_argument("--steps", type=int, default=10, help="training steps per window")
     parser.add_argument("--warmup", type=int, default=3, help="untimed training steps first")
     parser.add_argument("--repeats", type=int, default=3, help="timed decoding calls; the median is shown")
     parser.add_argument(
+        "--matmul-size",
+        type=int,
+        default=2048,
+        help="n of the n x n matmuls that measure the peak MFU is a share of (default 2048; a GPU needs "
+        "8192 to come near its rate)",
+    )
+    parser.add_argument(
         "--precisions",
         default=None,
         help="comma-separated precision blocks (default: those this machine supports: float32, plus "
-        "mixed_bfloat16 on a bf16 CPU, mixed_float16 on a GPU)",
+        "mixed_bfloat16 on a bf16 CPU or a GPU, mixed_float16 on a GPU)",
     )
     parser.add_argument(
         "--jit",
@@ -83,32 +103,90 @@ def _fail(message: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     fields = {field: getattr(args, field) for field in vars(BenchSize())}
-    if min(fields.values()) < 1 or min(args.windows, args.steps, args.repeats) < 1 or args.warmup < 0:
-        _fail("sizes, --windows, --steps and --repeats must be >= 1")
+    counts = (args.windows, args.steps, args.repeats, args.matmul_size)
+    if min(fields.values()) < 1 or min(counts) < 1 or args.warmup < 0:
+        _fail("sizes, --windows, --steps, --repeats and --matmul-size must be >= 1")
     if fields["d_model"] % fields["num_heads"]:
         _fail(f"--num-heads {fields['num_heads']} must divide --d-model {fields['d_model']}")
     precisions = args.precisions.split(",") if args.precisions else None
     if precisions and not set(precisions) <= set(PRECISIONS):
         _fail(f"--precisions {args.precisions}: choose from {', '.join(PRECISIONS)}")
+    backends = args.backend.split(",")
+    if not set(backends) <= set(BACKENDS) or len(set(backends)) < len(backends):
+        _fail(f"--backend {args.backend}: choose from {', '.join(BACKENDS)}, each once")
+    for backend in backends:
+        if why := missing_backend(backend):
+            _fail(f"--backend {backend} {why}")
+    if len(backends) > 1 and args.jit is not None:
+        _fail("--jit sets one backend's XLA; the backend column runs TensorFlow with and without it")
     if args.onednn:  # read once, when TensorFlow starts
         os.environ["TF_ENABLE_ONEDNN_OPTS"] = "1" if args.onednn == "on" else "0"
-    configure_allocator()  # as tx-train's, so the real path is timed as users train
-    start_tensorflow()  # its CUDA start-up lines stay off stderr
-    from tx_keras.benchmark.real_path import QUICK_REAL_PATH, RealPathSize
-    from tx_keras.benchmark.report import render
-    from tx_keras.benchmark.suite import ParityError, Timing, run_benchmark, supported_precisions
+    from tx_keras.benchmark.timing import Timing
 
     if args.quick:
         size = QUICK_SIZE
         timing = Timing(windows=3, steps=2, warmup=1, repeats=1, matmul_size=512, outputs=(4, 8))
-        real_path = QUICK_REAL_PATH
     else:
         size = BenchSize(**fields)
-        timing = Timing(args.windows, args.steps, args.warmup, args.repeats)
-        real_path = RealPathSize()
+        timing = Timing(args.windows, args.steps, args.warmup, args.repeats, args.matmul_size)
     jit, fused_qkv = _shipped_settings()
     if args.jit is not None:
         jit = {"auto": "auto", "true": True, "false": False}[args.jit]
+    if len(backends) > 1:
+        _backend_column(backends, size, timing, precisions, fused_qkv, args.json)
+    elif backends == ["jax"]:
+        _jax_rows(size, timing, precisions, jit, fused_qkv, args.json)
+    else:
+        _tensorflow_run(args, size, timing, precisions, jit, fused_qkv)
+
+
+def _backend_column(backends, size, timing, precisions, fused_qkv, as_json) -> None:
+    """Each backend's training rows in a worker process of its own, printed side by side; this process
+    imports no Keras (it would fix a backend)."""
+    from tx_keras.benchmark.backend_race import WorkerFailed, backend_race
+    from tx_keras.benchmark.machine import machine
+    from tx_keras.benchmark.parity import ParityError
+    from tx_keras.benchmark.report import render_backends
+
+    if precisions is None:  # what the CPU multiplies natively; a GPU's are asked for with --precisions
+        bf16 = {"avx512_bf16", "amx_bf16"} & set(machine()["instructions"])
+        precisions = ["float32", "mixed_bfloat16"] if bf16 else ["float32"]
+    try:
+        results = backend_race(backends, size, timing, precisions, fused_qkv)
+    except (ParityError, WorkerFailed) as error:
+        _fail(str(error))
+    print(json.dumps(results, indent=2) if as_json else render_backends(results))
+
+
+def _jax_rows(size, timing, precisions, jit, fused_qkv, as_json) -> None:
+    """The synthetic training rows on JAX, in this process, with no TensorFlow imported."""
+    select_backend("jax")
+    configure_allocator()
+    from tx_keras.benchmark.parity import ParityError
+    from tx_keras.benchmark.report import render
+    from tx_keras.benchmark.training_blocks import finish, supported_precisions, training_blocks
+
+    try:
+        results = training_blocks(size, timing, precisions or supported_precisions(), jit, fused_qkv)
+    except ParityError as error:
+        _fail(str(error))
+    results["left_out_parts"] = [TENSORFLOW_ONLY]
+    finish(results)
+    print(json.dumps(results, indent=2) if as_json else render(results))
+
+
+def _tensorflow_run(args, size, timing, precisions, jit, fused_qkv) -> None:
+    """Everything tx-bench measures, on TensorFlow."""
+    select_backend("tensorflow")
+    configure_allocator()  # as tx-train's, so the real path is timed as users train
+    start_tensorflow()  # its CUDA start-up lines stay off stderr
+    from tx_keras.benchmark.parity import ParityError
+    from tx_keras.benchmark.real_path import QUICK_REAL_PATH, RealPathSize
+    from tx_keras.benchmark.report import render
+    from tx_keras.benchmark.suite import run_benchmark
+    from tx_keras.benchmark.training_blocks import supported_precisions
+
+    real_path = QUICK_REAL_PATH if args.quick else RealPathSize()
     try:
         results = run_benchmark(
             size,

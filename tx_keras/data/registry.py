@@ -1,29 +1,30 @@
-"""Task lookup by the `data.name` config key."""
+"""Task lookup by the `data.name` config key.
 
-from collections.abc import Callable, Mapping
-from typing import Any
+Each builder's module is imported when its task is asked for: the text tasks need TensorFlow (their
+tokenizers), the embedded ones only numpy, so a JAX run without TensorFlow can build those.
+"""
 
-from tx_keras.data.associative_recall import build_associative_recall
-from tx_keras.data.fact_tables import build_fact_table
-from tx_keras.data.parallel_text import build_parallel_text
-from tx_keras.data.symbol_tasks import build_symbol_task
+from collections.abc import Mapping
+from importlib import import_module
+
 from tx_keras.data.task import Task
 from tx_keras.data.task_config import TaskConfig, task_config
-from tx_keras.data.translation import build_translation
 
-_BUILDERS: dict[str, Callable[[Any], Task]] = {
-    "translation": build_translation,
-    "copy": build_symbol_task,
-    "reverse": build_symbol_task,
-    "sort": build_symbol_task,
-    "parallel_text": build_parallel_text,
-    "lookup": build_fact_table,
-    "modular_addition": build_fact_table,
-    "associative_recall": build_associative_recall,
+# name -> (module of tx_keras.data, builder function)
+_BUILDERS: dict[str, tuple[str, str]] = {
+    "translation": ("translation", "build_translation"),
+    "copy": ("symbol_tasks", "build_symbol_task"),
+    "reverse": ("symbol_tasks", "build_symbol_task"),
+    "sort": ("symbol_tasks", "build_symbol_task"),
+    "parallel_text": ("parallel_text", "build_parallel_text"),
+    "lookup": ("fact_tables", "build_fact_table"),
+    "modular_addition": ("fact_tables", "build_fact_table"),
+    "associative_recall": ("associative_recall", "build_associative_recall"),
 }
 
 
 def build_task(cfg: Mapping | TaskConfig) -> Task:
     """Build the task named by `cfg["name"]` (a dict, an OmegaConf DictConfig or a TaskConfig)."""
     config = task_config(cfg)
-    return _BUILDERS[config.name](config)
+    module, builder = _BUILDERS[config.name]
+    return getattr(import_module(f"tx_keras.data.{module}"), builder)(config)

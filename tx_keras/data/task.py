@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tx_keras.data.detokenizer import Detokenizer
+from tx_keras.data.plain_detokenizer import detokenizer
 from tx_keras.data.text_format import TextFormat
 from tx_keras.data.vocabulary import Vocabulary
 
@@ -67,14 +67,15 @@ class Task:
         ]
 
     @cached_property
-    def _detokenizers(self) -> dict[str, Detokenizer]:
-        """Each side's Detokenizer: real text joins by its TextFormat, the synthetic tasks join words."""
+    def _detokenizers(self) -> dict:
+        """Each side's Detokenizer (plain_detokenizer.py without TensorFlow): real text joins by its
+        TextFormat, the synthetic tasks join words."""
         sides = {
             "source": (self.source_vocab, self.source_format),
             "target": (self.target_vocab, self.target_format),
         }
         return {
-            side: Detokenizer(vocab.tokens, "words" if text_format is None else text_format.kind)
+            side: detokenizer(vocab.tokens, "words" if text_format is None else text_format.kind)
             for side, (vocab, text_format) in sides.items()
         }
 

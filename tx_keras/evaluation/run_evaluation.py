@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from tx_keras.data import Task, make_dataset
+from tx_keras.data import Task
+from tx_keras.data.input_batches import input_batches
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.evaluation.corpus_scores import corpus_scores
 from tx_keras.evaluation.exact_match import exact_match
@@ -45,7 +46,7 @@ class RunEvaluation:
 
 def _teacher_forced(model: Transformer, task: Task, split: str, trainer: Mapping) -> dict[str, float]:
     """Per-token loss and accuracy of `split` with the reference prefix fed in (the logged figures)."""
-    dataset = make_dataset(
+    dataset = input_batches(
         *task.splits[split],
         trainer["batch_size"],
         shuffle=False,

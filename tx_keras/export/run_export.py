@@ -17,13 +17,12 @@ import keras
 
 from tx_keras.data import Task
 from tx_keras.data.text_format import load_formats, save_formats
+from tx_keras.export.attention_modes import ATTENTION_MODES
 from tx_keras.export.saved_model_loader import EXPORT_DIR, MANIFEST_FILE, SAVED_MODEL_DIR
-from tx_keras.export.text_codec import TextCodec
-from tx_keras.export.translator import ATTENTION_MODES, Translator
-from tx_keras.export.word_codec import WordCodec
 from tx_keras.models import Transformer
 from tx_keras.run_folder.atomic_write import atomic_file, write_json
 from tx_keras.run_folder.summary import SUMMARY_NAME, read_summary
+from tx_keras.runtime.tensorflow_presence import tensorflow_installed
 
 # What a run folder holds for export (written by `save_for_export` at the end of a completed run).
 MODEL_FILE = "model.keras"
@@ -101,8 +100,12 @@ def _quiet_saving() -> Iterator[None]:
             logger.setLevel(level)
 
 
-def _codec(run_dir: Path, max_source_length: int) -> WordCodec | TextCodec:
-    """The run's tokenizers: WordPiece/characters when it trained on real text, else words."""
+def _codec(run_dir: Path, max_source_length: int):
+    """The run's tokenizers (TensorFlow modules): WordPiece/characters when it trained on real text, else
+    words."""
+    from tx_keras.export.text_codec import TextCodec
+    from tx_keras.export.word_codec import WordCodec
+
     vocabularies = run_dir / SOURCE_VOCAB_FILE, run_dir / TARGET_VOCAB_FILE
     if (run_dir / TEXT_FORMAT_FILE).is_file():
         return TextCodec(*vocabularies, *load_formats(run_dir / TEXT_FORMAT_FILE), max_source_length)
@@ -121,6 +124,8 @@ def export_model(model: Transformer, run_dir: Path, destination: Path, settings:
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
     try:
+        from tx_keras.export.translator import Translator  # TensorFlow: only a TensorFlow process exports
+
         codec = _codec(run_dir, model.max_source_length)
         model = _inference_copy(model)
         translator = Translator(
@@ -225,7 +230,7 @@ def save_and_export(run_dir: Path, model: Transformer, task: Task, export_cfg: M
     Returns the summary field naming the SavedModel folder (relative to the run folder), if written.
     """
     save_for_export(run_dir, model, task)
-    if not export_cfg.get("enabled", True):
+    if not export_cfg.get("enabled", True) or not tensorflow_installed():  # without_tensorflow.py
         return {}
     settings = ExportSettings.from_config(export_cfg)
     if keras.backend.backend() == "tensorflow":

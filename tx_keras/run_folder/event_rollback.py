@@ -14,8 +14,7 @@ import tensorflow as tf
 from tensorboard.compat.proto.event_pb2 import Event
 
 from tx_keras.run_folder.atomic_write import atomic_file
-
-EVENTS_GLOB = "events.out.tfevents.*"
+from tx_keras.run_folder.event_files import EVENTS_GLOB
 
 
 def _kept_records(

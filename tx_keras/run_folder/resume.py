@@ -7,7 +7,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, Checkpoint, load_checkpoint
-from tx_keras.run_folder.event_rollback import EVENTS_GLOB, rollback_events
+from tx_keras.run_folder.event_files import EVENTS_GLOB
 from tx_keras.run_folder.run_folder_error import RunFolderError
 from tx_keras.run_folder.run_marker import MARKER_NAME, check_same_config, read_marker, write_marker
 from tx_keras.run_folder.summary import SUMMARY_NAME
@@ -63,6 +63,8 @@ def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
     first_dropped |= {folder: 0 for folder in _END_FOLDERS}
     # The per-step loss curve is counted in optimizer steps: keep the points up to the checkpoint's step.
     step_cut = {STEP_LOSS_TAG: checkpoint.step + 1 if checkpoint else 0}
+    from tx_keras.run_folder.event_rollback import rollback_events  # TensorFlow's record reader: resumes only
+
     rollback_events(run_dir, first_dropped, _END_TAGS, step_cut)
     within = f" and {inside} batches of epoch {done + 1}" if inside else ""
     print(f"tx-train: resuming {run_dir} after epoch {done} of {cfg.trainer.epochs}{within}", flush=True)

@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 
+from tx_keras.runtime.tensorflow_presence import tensorflow_installed
+
 # Whether the user asked TensorFlow for its INFO/WARNING lines: read before this module sets its default.
 USER_WANTS_TF_LOGS = os.environ.get("TF_CPP_MIN_LOG_LEVEL", "").strip() in ("0", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's own INFO and WARNING lines, after start-up
@@ -55,9 +57,10 @@ def wants_startup_messages(verbose: int) -> bool:
 def start_tensorflow(verbose: int = 1) -> None:
     """Import TensorFlow and Keras and find the devices, keeping the start-up noise off the terminal.
 
-    Does nothing when TensorFlow is imported already (a sweep's second job in a reused worker process).
+    Does nothing when TensorFlow is imported already (a sweep's second job in a reused worker process),
+    or not installed (a JAX run without TensorFlow: runtime/tensorflow_presence.py).
     """
-    if "tensorflow" in sys.modules:
+    if "tensorflow" in sys.modules or not tensorflow_installed():
         return
     if wants_startup_messages(verbose):
         import keras  # noqa: F401

@@ -19,6 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from tx_keras.config_check import ConfigError
 from tx_keras.data import Task, build_task
+from tx_keras.data.input_batches import pipeline_counter
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.evaluation import evaluate_run
 from tx_keras.export.run_export import save_and_export
@@ -26,6 +27,8 @@ from tx_keras.models import Transformer
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, Checkpoint, restore
 from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.resume import start_or_resume
+from tx_keras.runtime.tensorflow_presence import tensorflow_installed
+from tx_keras.training import without_tensorflow
 from tx_keras.training.callbacks.early_stopping import STOPPED_KEY
 from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
 from tx_keras.training.determinism import make_deterministic
@@ -59,10 +62,8 @@ def _fit(
     checkpoint: Checkpoint | None,
 ) -> dict[str, Any]:
     """`fit` from scratch or from `checkpoint`, with every callback; returns the summary fields it knows."""
-    import tensorflow as tf  # the input pipeline is tf.data on either Keras backend
-
     initial_epoch = checkpoint.epoch if checkpoint else 0
-    epoch = tf.Variable(initial_epoch, dtype=tf.int64, trainable=False)  # picks each epoch's data order
+    epoch = pipeline_counter(initial_epoch)  # picks each epoch's data order
     minutes = cfg.trainer.get("checkpoint_every_minutes")
     enabled = bool(cfg.trainer.checkpoint_every or minutes)
     mid_epoch = MidEpochCheckpoint(run_dir / CHECKPOINT_PATH, checkpoint, minutes, enabled)
@@ -127,7 +128,8 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
     metrics.update(evaluation.metrics)
     fields.update(evaluation.fields())  # evaluation_minutes; with length_penalty=auto the validation choice
     export = {**cfg.export, "length_penalty": evaluation.length_penalty}  # what the figures used
-    with stage("export: SavedModel" if cfg.export.enabled else "saving the model"):
+    exporting = cfg.export.enabled and tensorflow_installed()  # a SavedModel is a TensorFlow graph
+    with stage("export: SavedModel" if exporting else "saving the model"):
         fields.update(save_and_export(run_dir, model, task, export))
     fields["example_source"] = _example_source(task)
     return {**fields, "status": "completed", "metrics": metrics}
@@ -147,6 +149,8 @@ def run(cfg: DictConfig, run_dir: Path) -> float:
         "config": OmegaConf.to_container(cfg, resolve=True),
     }
     checkpoint = start_or_resume(cfg, run_dir)  # a folder that cannot be continued fails here, untouched
+    if not tensorflow_installed():  # what this run writes instead, and what it leaves out
+        summary["without_tensorflow"] = without_tensorflow.record(cfg, run_dir)
     try:
         summary.update(_train_and_evaluate(cfg, run_dir, checkpoint))
     except Exception as error:  # recorded, then re-raised: a crash must not look like a missing run

@@ -8,19 +8,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import keras
-import tensorflow as tf
 from omegaconf import DictConfig
 
-from tx_keras.data import Task, make_dataset
+from tx_keras.data import Task
+from tx_keras.data.input_batches import input_batches
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, Checkpoint
-from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
-from tx_keras.training.callbacks.attention_maps import epochs_to_log
+from tx_keras.runtime.tensorflow_presence import tensorflow_installed
 from tx_keras.training.callbacks.cooldown_clock import CooldownClock
 from tx_keras.training.callbacks.early_stopping import EarlyStopping
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
-from tx_keras.training.callbacks.head_importance import ROWS, HeadImportanceAtEnd
 from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
 from tx_keras.training.callbacks.progress import Progress
 from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
@@ -29,13 +27,13 @@ from tx_keras.training.callbacks.validation_exact_match import LOG_KEY, Validati
 from tx_keras.training.distribution import process_slot, replica_count
 from tx_keras.training.epoch_batches import EpochBatches
 from tx_keras.training.learning_rate import Cooldown
-from tx_keras.training.replica_batches import padded_rows, process_share
 
 
-def run_dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs) -> tf.data.Dataset:
-    """make_dataset with the trainer's batch size and batching; with data parallelism, every batch padded
-    to rows the replicas split evenly (fixed batching: the full batch size) by rows that count no token."""
-    dataset = make_dataset(
+def run_dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs):
+    """The input pipeline (tf.data, or numpy batches without TensorFlow: data/input_batches.py) with the
+    trainer's batch size and batching; with data parallelism (tf.data only), every batch padded to rows
+    the replicas split evenly (fixed batching: the full batch size) by rows that count no token."""
+    dataset = input_batches(
         source,
         target,
         trainer.batch_size,
@@ -47,6 +45,8 @@ def run_dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs) ->
     replicas = replica_count()
     if replicas == 1:
         return dataset
+    from tx_keras.training.replica_batches import padded_rows, process_share  # tf.data: TensorFlow only
+
     dataset = padded_rows(dataset, trainer.batch_size if trainer.batching == "fixed" else replicas)
     return process_share(dataset, *process_slot())
 
@@ -58,7 +58,7 @@ class RunCallbacks:
     callbacks: list[keras.callbacks.Callback] = field(default_factory=list)
     stopper: EarlyStopping | None = None
     budget: TimeBudget | None = None
-    importance: HeadImportanceAtEnd | None = None
+    importance: keras.callbacks.Callback | None = None  # HeadImportanceAtEnd
 
 
 def _dashboard(
@@ -72,6 +72,11 @@ def _dashboard(
     """
     logging = cfg.logging
     callbacks: list[keras.callbacks.Callback] = [EpochScalars(run_dir, logging.loss_every_steps)]
+    if not tensorflow_installed():  # the rest are tf.summary images and text (training/without_tensorflow.py)
+        return callbacks
+    from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
+    from tx_keras.training.callbacks.attention_maps import epochs_to_log
+
     epochs = epochs_to_log(logging.attention_maps, cfg.trainer.epochs)
     probes = Probes.from_task(task, logging.probes) if logging.probes else None
     if probes is not None and epochs:
@@ -117,11 +122,11 @@ def assemble_callbacks(
     task: Task,
     decode,
     checkpoint: Checkpoint | None,
-    epoch: tf.Variable,
+    epoch,
     schedule: keras.optimizers.schedules.LearningRateSchedule,
     batches: EpochBatches,
     mid_epoch: MidEpochCheckpoint,
-    train: tf.data.Dataset,
+    train,
 ) -> RunCallbacks:
     """Every callback of the run's `fit`, in order: NaN guard and the epoch's data order first, validation
     exact-match before TensorBoard (so it becomes a validation curve), the stoppers, progress, then the
@@ -139,7 +144,9 @@ def assemble_callbacks(
         run.callbacks.append(run.budget)
     if isinstance(schedule, Cooldown):
         run.callbacks.append(CooldownClock(schedule, run.budget, cfg.trainer.epochs, batches.steps))
-    if cfg.logging.get("head_importance"):  # after training, before the evaluation: the model as trained
+    if cfg.logging.get("head_importance") and tensorflow_installed():  # after training, before evaluation
+        from tx_keras.training.callbacks.head_importance import ROWS, HeadImportanceAtEnd
+
         rows = slice(0, ROWS)
         source_rows, target_rows = (split[rows] for split in task.splits["validation"])
         first_rows = run_dataset(source_rows, target_rows, cfg.trainer, shuffle=False)

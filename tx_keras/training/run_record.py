@@ -6,11 +6,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import tensorflow as tf
 from omegaconf import DictConfig
 
+from tx_keras.run_folder.scalar_writer import scalar_writer
 from tx_keras.run_folder.summary import write_summary
-from tx_keras.training.hparams import write_hparams
+from tx_keras.runtime.tensorflow_presence import tensorflow_installed
 
 
 def metric_tag(name: str) -> str:
@@ -20,9 +20,10 @@ def metric_tag(name: str) -> str:
 
 def _log_final(run_dir: Path, metrics: dict[str, float], step: int) -> None:
     """Final metrics as scalars in the run folder itself: the HParams metric columns and the Scalars tab."""
-    with tf.summary.create_file_writer(str(run_dir)).as_default(), tf.summary.record_if(True):
-        for name, value in metrics.items():
-            tf.summary.scalar(metric_tag(name), value, step=step)
+    writer = scalar_writer(run_dir)  # tf.summary's, or TensorBoard's own without TensorFlow
+    for name, value in metrics.items():
+        writer.scalar(metric_tag(name), value, step)
+    writer.close()
 
 
 def record_run(cfg: DictConfig, run_dir: Path, summary: dict[str, Any], started: float) -> None:
@@ -31,5 +32,8 @@ def record_run(cfg: DictConfig, run_dir: Path, summary: dict[str, Any], started:
     metrics = summary.setdefault("metrics", {})
     if cfg.logging.tensorboard:
         _log_final(run_dir, metrics, summary.get("epochs", 0))
-        write_hparams(run_dir, cfg, summary["status"], [metric_tag(name) for name in metrics])
+        if tensorflow_installed():  # the HParams plugin's summaries are tf.summary's
+            from tx_keras.training.hparams import write_hparams
+
+            write_hparams(run_dir, cfg, summary["status"], [metric_tag(name) for name in metrics])
     write_summary(run_dir, summary)

@@ -65,6 +65,13 @@ def run_report(summary: dict[str, Any], run_dir: Path) -> list[str]:
         lines.append(f"  stopped: {summary['stopped_by']}")
     if summary.get("export"):
         lines.append(f"  export:  {_folder(run_dir / summary['export'])}")
+    if without := summary.get("without_tensorflow"):  # training/without_tensorflow.py
+        lines.append(
+            f"  no TensorFlow: scalars written by {without['scalars']}; skipped: "
+            + "; ".join(without["skipped"])
+        )
+        if "export_later" in without:
+            lines.append(f"  export later, where TensorFlow is installed: {without['export_later']}")
     lines.append(f"  next:    tx-board {folder}")
     if summary.get("export"):
         example = shlex.quote(summary.get("example_source") or "...")

@@ -1,8 +1,16 @@
-"""Keras callbacks that turn a run into a TensorBoard dashboard."""
+"""Keras callbacks that turn a run into a TensorBoard dashboard.
 
-from tx_keras.training.callbacks.attention_maps import AttentionMaps
-from tx_keras.training.callbacks.diagnostics import Diagnostics
-from tx_keras.training.callbacks.probes import Probes
-from tx_keras.training.callbacks.text_samples import TextSamples
+The names below are imported on first use (PEP 562): importing one callback module of the package (the
+early stopper, the checkpoints) does not import the tf.summary image writers, which a run without
+TensorFlow cannot import.
+"""
 
-__all__ = ["AttentionMaps", "Diagnostics", "Probes", "TextSamples"]
+from tx_keras.lazy_names import lazy_names
+
+__getattr__, __all__ = lazy_names(
+    __name__,
+    attention_maps=("AttentionMaps",),
+    diagnostics=("Diagnostics",),
+    probes=("Probes",),
+    text_samples=("TextSamples",),
+)

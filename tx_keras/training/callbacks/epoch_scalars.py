@@ -1,15 +1,16 @@
 """Each epoch's scores, and the training loss every few steps, as TensorBoard curves, written with
-tf.summary's public API and flushed at once."""
+tf.summary's public API (or, without TensorFlow, TensorBoard's own writer: run_folder/scalar_writer.py)
+and flushed at once."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from tx_keras.run_folder.resume import STEP_LOSS_TAG
+from tx_keras.run_folder.scalar_writer import ScalarWriter, scalar_writer
 from tx_keras.training.callbacks.live_state import sync_variables
 
 LEARNING_RATE_TAG = "optimizer/learning_rate"
@@ -47,7 +48,7 @@ class EpochScalars(keras.callbacks.Callback):
     def __init__(self, log_dir: str | Path, loss_every_steps: int = 0) -> None:
         super().__init__()
         self._log_dir = Path(log_dir)
-        self._writers: dict[str, tf.summary.SummaryWriter] = {}
+        self._writers: dict[str, ScalarWriter] = {}
         self.loss_every_steps = loss_every_steps
         self._window = [0.0, 0.0]  # weighted loss sum and weight of the steps since the last point
         self._loss_seen = (0.0, 0.0)  # the loss metric's (total, count) at the last step read
@@ -100,14 +101,13 @@ class EpochScalars(keras.callbacks.Callback):
         if not weight:
             return
         writer = self._writer("train")
-        with writer.as_default():
-            tf.summary.scalar(STEP_LOSS_TAG, weighted / weight, step=step)
+        writer.scalar(STEP_LOSS_TAG, weighted / weight, step)
         writer.flush()  # a live view of a long epoch: each point on disk at once
         self._window = [0.0, 0.0]
 
-    def _writer(self, split: str) -> tf.summary.SummaryWriter:
+    def _writer(self, split: str) -> ScalarWriter:
         if split not in self._writers:
-            self._writers[split] = tf.summary.create_file_writer(str(self._log_dir / split))
+            self._writers[split] = scalar_writer(self._log_dir / split)
         return self._writers[split]
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
@@ -129,9 +129,8 @@ class EpochScalars(keras.callbacks.Callback):
             if not values:
                 continue
             writer = self._writer(split)
-            with writer.as_default():
-                for tag, value in values.items():
-                    tf.summary.scalar(tag, value, step=epoch)
+            for tag, value in values.items():
+                writer.scalar(tag, value, epoch)
             writer.flush()
 
     def on_train_end(self, logs: dict | None = None) -> None:

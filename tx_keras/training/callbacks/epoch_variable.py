@@ -1,9 +1,9 @@
-"""The epoch number as a TensorFlow variable, for input pipelines whose order depends on the epoch."""
+"""The epoch number as a variable (data.input_batches.pipeline_counter), for input pipelines whose order
+depends on the epoch."""
 
 from __future__ import annotations
 
 import keras
-import tensorflow as tf
 
 
 class EpochVariable(keras.callbacks.Callback):
@@ -14,7 +14,7 @@ class EpochVariable(keras.callbacks.Callback):
     many times it was iterated before: a resumed run (fit(initial_epoch=k)) sees the same epochs.
     """
 
-    def __init__(self, variable: tf.Variable):
+    def __init__(self, variable):
         super().__init__()
         self.variable = variable
 

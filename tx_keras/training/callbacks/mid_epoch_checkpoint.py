@@ -15,8 +15,8 @@ from pathlib import Path
 
 import keras
 import numpy as np
-import tensorflow as tf
 
+from tx_keras.data.input_batches import pipeline_counter
 from tx_keras.run_folder.checkpoint import Checkpoint, restore_metrics, save_checkpoint
 from tx_keras.training import stop_signals
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
@@ -43,11 +43,11 @@ class MidEpochCheckpoint(keras.callbacks.Callback):
         self._resume = resume if resume is not None and resume.batch else None
         # The batches of the resumed epoch to leave out: give it to the training dataset (make_dataset's
         # `skip`); None when this run does not start inside an epoch.
-        self.skip = tf.Variable(0, dtype=tf.int64, trainable=False) if self._resume else None
+        self.skip = pipeline_counter(0) if self._resume else None
         self._logs: dict[str, float] = dict(resume.logs) if resume is not None else {}
         self._done = resume.epoch if resume is not None else 0  # completed epochs
         self._callbacks: list[keras.callbacks.Callback] = []
-        self._dataset: tf.data.Dataset | None = None
+        self._dataset = None  # tf.data.Dataset or data.numpy_batches.NumpyBatches
         self._signals: stop_signals.StopSignals | None = None
         self._epoch_checkpoint: EpochCheckpoint | None = None
         self._stateful: list[keras.callbacks.Callback] = []
@@ -56,7 +56,7 @@ class MidEpochCheckpoint(keras.callbacks.Callback):
         self._cut = False  # this callback ended the resumed epoch (not a time budget or NaN)
         self._saved_at = time.monotonic()
 
-    def watch(self, callbacks: list[keras.callbacks.Callback], dataset: tf.data.Dataset) -> None:
+    def watch(self, callbacks: list[keras.callbacks.Callback], dataset) -> None:
         """The run's callbacks (read once training begins, when the list is complete) and its training
         dataset (built with `skip`)."""
         self._callbacks, self._dataset = callbacks, dataset

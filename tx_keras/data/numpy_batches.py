@@ -1,0 +1,96 @@
+"""make_dataset's batches without tf.data: numpy arrays served through `keras.utils.PyDataset`, for a
+JAX run on a machine without TensorFlow (`fit` takes a PyDataset on every backend).
+
+Same rows, same widths, same batches as the tf.data pipeline where the order comes from numpy:
+bucketed batching (`length_batches`, seeded by (seed, epoch)) and unshuffled fixed batches. A shuffled
+fixed order is a numpy permutation seeded by (seed, epoch): seeded and resumable like the tf.data one,
+but not the same order (that one draws it with TensorFlow's stateless random ops).
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+from tx_keras.data.batching import BATCHING
+from tx_keras.data.length_batches import batch_width, bucket_widths, length_batches, row_lengths
+
+
+def _integer(value) -> int:
+    """An int, or the value of a Keras variable the trainer sets (the epoch, the batches to skip)."""
+    return int(np.asarray(keras.ops.convert_to_numpy(value))) if not isinstance(value, int) else value
+
+
+class NumpyBatches(keras.utils.PyDataset):
+    """`((source, decoder_input), labels)` int32 batches; the epoch's plan is drawn in `on_epoch_begin`,
+    which Keras calls after the callbacks' (so the trainer has set `epoch` and `skip` by then)."""
+
+    def __init__(
+        self,
+        source: np.ndarray,
+        target: np.ndarray,
+        batch_size: int,
+        shuffle: bool,
+        seed: int = 0,
+        drop_remainder: bool = False,
+        epoch=0,
+        batching: str = "fixed",
+        batch_tokens: int | None = None,
+        skip=None,
+    ):
+        super().__init__()  # one worker, in the training thread: batches come in plan order
+        self.source = np.asarray(source, dtype=np.int32)
+        self.target = np.asarray(target, dtype=np.int32)
+        if self.source.ndim != 2 or self.target.ndim != 2 or len(self.source) != len(self.target):
+            raise ValueError(
+                f"need 2-D source/target with equal rows, got {self.source.shape} and {self.target.shape}"
+            )
+        if batch_size < 1:
+            raise ValueError(f"batch_size={batch_size} must be >= 1")
+        if batching not in BATCHING:
+            raise ValueError(f"batching={batching!r}; choose one of: {', '.join(BATCHING)}")
+        self.batch_size, self.shuffle, self.seed = batch_size, shuffle, seed
+        self.drop_remainder, self.batching, self.batch_tokens = drop_remainder, batching, batch_tokens
+        self.epoch, self.skip = epoch, skip
+        self.lengths = np.maximum(row_lengths(self.source), row_lengths(self.target))
+        self.widths = bucket_widths(int(self.lengths.max())) if len(self.lengths) else np.ones(1, np.int64)
+        self.plan = self._plan()
+        # Every epoch's count, also one resumed mid-epoch (as the tf.data pipeline declares it): the
+        # trainer ends a shortened epoch itself (training/callbacks/mid_epoch_checkpoint.py).
+        self.batches_per_epoch = len(self._plan(skip=False))
+
+    def _plan(self, skip: bool = True) -> list[np.ndarray]:
+        """This epoch's batches (row indices), without the first `skip` ones."""
+        epoch = _integer(self.epoch)
+        if self.batching == "bucket":
+            seed = self.seed if self.shuffle else None
+            batches = length_batches(self.lengths, self.batch_size, self.batch_tokens, seed, epoch)
+        else:
+            rows = len(self.source)
+            order = (
+                np.random.default_rng([self.seed, epoch]).permutation(rows)
+                if self.shuffle
+                else np.arange(rows)
+            )
+            end = rows - rows % self.batch_size if self.drop_remainder else rows
+            batches = [order[i : i + self.batch_size] for i in range(0, end, self.batch_size)]
+        skipped = skip and self.shuffle and self.skip is not None
+        return batches[_integer(self.skip) if skipped else 0 :]
+
+    def on_epoch_begin(self) -> None:
+        self.plan = self._plan()
+
+    @property
+    def num_batches(self) -> int:
+        return self.batches_per_epoch
+
+    def __len__(self) -> int:
+        return self.batches_per_epoch
+
+    def __getitem__(self, index: int):
+        rows = self.plan[index]
+        source, target = self.source[rows], self.target[rows]
+        if self.batching == "bucket":  # both sides cut to the batch's bucket width, as tf.data does
+            width = int(batch_width(self.lengths[rows].max(), self.widths))
+            source, target = source[:, :width], target[:, :width]
+        return (source, target[:, :-1]), target[:, 1:]

@@ -1,0 +1,23 @@
+"""The GPUs of the Keras backend this process runs, asked of that backend only: a JAX process on a
+machine without TensorFlow must not import it to learn whether it has a GPU."""
+
+from __future__ import annotations
+
+import sys
+
+
+def gpu_names() -> list[str]:
+    """Names of the GPUs the running backend sees; [] before Keras is imported or on a CPU."""
+    keras = sys.modules.get("keras")
+    if keras is None:
+        return []
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        return [str(device) for device in jax.devices() if device.platform == "gpu"]
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return [device.name for device in tf.config.list_physical_devices("GPU")]
+    return []
