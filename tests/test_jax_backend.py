@@ -141,6 +141,22 @@ def test_a_checkpoint_moves_from_tensorflow_to_jax_and_back(tmp_path):
     np.testing.assert_allclose(_logits(back, task), trained["logits"], **FLOAT32)
 
 
+def test_tx_export_refuses_in_one_line_in_a_process_that_runs_keras_on_jax(monkeypatch, capsys):
+    """tx-export and tx-translate set KERAS_BACKEND=tensorflow for themselves; where Keras already runs
+    on JAX (a notebook calling their `main`) they cannot, and say so."""
+    from tx_keras.cli import tensorflow_backend
+    from tx_keras.cli.export import _parser
+
+    monkeypatch.setattr(tensorflow_backend, "running_backend", lambda: "jax")
+    with pytest.raises(SystemExit) as exit_info:
+        tensorflow_backend.use_tensorflow_backend(_parser())
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err == (
+        "tx-export: error: this process already runs Keras on jax; a SavedModel is TensorFlow's: run "
+        "tx-export in a process of its own\n"
+    )
+
+
 def _summary(run_dir: Path) -> dict:
     return json.loads((run_dir / "summary.json").read_text())
 
