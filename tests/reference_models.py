@@ -20,7 +20,7 @@ LENGTH = 6  # the models' max_target_length
 def reference_model(name: str) -> Transformer:
     """The reference model rebuilt from its flat (pre-ModelConfig) config, its weights set by path."""
     model = Transformer.from_config(json.loads(str(REFERENCE[f"{name}:config"])))
-    model((REFERENCE["source"][:, :2], REFERENCE["target"][:, :2]))
+    model.build((REFERENCE["source"][:, :2].shape, REFERENCE["target"][:, :2].shape))
     weights = {variable.path.split("/", 1)[1]: variable for variable in model.weights}
     paths = [str(path) for path in REFERENCE[f"{name}:paths"]]
     assert list(weights) == paths  # the weight paths and order of before: old checkpoints load

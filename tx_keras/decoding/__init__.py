@@ -5,6 +5,12 @@
 - `beam_search`: the `width` best hypotheses on the cached step, GNMT's length penalty.
 - `cached_step`: the step both cached decoders take (the decoder's own call with caches).
 - `batches`: a decoder run over a whole split in batches.
+- `compiled_decoder`: the one place that compiles a decoder for the backend (tf.function or jax.jit).
+
+The decoders are written once in `keras.ops` (`ops.while_loop` over fixed-size buffers, as KerasHub's
+samplers are) and run on TensorFlow and JAX; only `compiled_decoder` imports either, and TensorFlow only
+on that backend. On TensorFlow a decoder returns tensors, on JAX numpy arrays: `batches` and
+evaluation/sorted_decoding.py read both through `keras.ops.convert_to_numpy`.
 
 The submodules are imported directly (`from tx_keras.decoding.beam_search import beam_search_decoder`).
 Values are written at a position (chosen words, attention rows) with the attention layers' own helper,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from keras import ops
 
-from tx_keras.decoding.cached_step import decode_step, start_buffer, start_caches
+from tx_keras.decoding.cached_step import decode_step, most_likely, start_buffer, start_caches
 from tx_keras.decoding.compiled_decoder import compile_decoder
 from tx_keras.layers.position_write import write_at
 from tx_keras.special_tokens import EOS
@@ -38,7 +38,7 @@ def cached_greedy_decoder(
 
         def body(position, buffer, finished, caches, attention):
             logits, caches, weights = decode_step(model, buffer, position, caches, memory, source_mask)
-            word = ops.where(finished, 0, ops.cast(ops.argmax(logits, axis=-1), "int32"))
+            word = ops.where(finished, 0, most_likely(logits))
             buffer = write_at(buffer, position + 1, word[:, None], axis=1)
             if return_attention_scores:
                 attention = write_at(attention, position, weights[:, :, :, None], axis=3)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import keras
 from keras import ops
 
-from tx_keras.decoding.cached_step import start_buffer
+from tx_keras.decoding.cached_step import at_position, most_likely, start_buffer
 from tx_keras.decoding.compiled_decoder import compile_decoder
 from tx_keras.layers.position_write import write_at
 from tx_keras.special_tokens import EOS
@@ -40,8 +40,8 @@ def greedy_decoder(model: Transformer, max_length: int) -> Callable:
         def body(position, buffer, finished):
             words = buffer[:, : position + 1] if prefix_only else buffer[:, :-1]
             hidden = model.decoder(words, memory, source_mask=source_mask, training=False)
-            logits = model.logits(ops.take(hidden, ops.reshape(position, (1,)), axis=1))[:, 0, :]
-            word = ops.where(finished, 0, ops.cast(ops.argmax(logits, axis=-1), "int32"))
+            logits = model.logits(at_position(hidden, position))[:, 0, :]
+            word = ops.where(finished, 0, most_likely(logits))
             buffer = write_at(buffer, position + 1, word[:, None], axis=1)
             return position + 1, buffer, finished | ops.equal(word, EOS)
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tensorflow as tf
 
 from tx_keras.data import Task, make_dataset
 from tx_keras.decoding.beam_search import beam_search_decoder
@@ -73,7 +72,7 @@ def _write(run_dir: Path, task: Task, name: str, hypotheses: list[str]) -> None:
 def evaluate_run(
     model: Transformer,
     task: Task,
-    greedy: Callable[[tf.Tensor], tf.Tensor],
+    greedy: Callable,
     trainer: Mapping,
     export: Mapping,
     run_dir: Path,

@@ -65,7 +65,8 @@ class Translator(tf.Module):
             )
 
     # autograph=False on every signature: no Python control flow on tensors (the decoders loop with
-    # tf.while_loop); converting the model's code for each of them made an export ~2 s slower.
+    # keras.ops.while_loop, a tf.while_loop here); converting the model's code for each of them made an
+    # export ~2 s slower.
     @tf.function(input_signature=[_TEXTS], autograph=False)
     def translate(self, texts: tf.Tensor) -> dict[str, tf.Tensor]:
         return {"translation": self.codec.decode(self._decode(self.codec.encode(texts)))}
