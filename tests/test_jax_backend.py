@@ -141,6 +141,22 @@ def test_a_checkpoint_moves_from_tensorflow_to_jax_and_back(tmp_path):
     np.testing.assert_allclose(_logits(back, task), trained["logits"], **FLOAT32)
 
 
+def test_tx_export_refuses_in_one_line_in_a_process_that_runs_keras_on_jax(monkeypatch, capsys):
+    """tx-export and tx-translate set KERAS_BACKEND=tensorflow for themselves; where Keras already runs
+    on JAX (a notebook calling their `main`) they cannot, and say so."""
+    from tx_keras.cli import tensorflow_backend
+    from tx_keras.cli.export import _parser
+
+    monkeypatch.setattr(tensorflow_backend, "running_backend", lambda: "jax")
+    with pytest.raises(SystemExit) as exit_info:
+        tensorflow_backend.use_tensorflow_backend(_parser())
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err == (
+        "tx-export: error: this process already runs Keras on jax; a SavedModel is TensorFlow's: run "
+        "tx-export in a process of its own\n"
+    )
+
+
 def _summary(run_dir: Path) -> dict:
     return json.loads((run_dir / "summary.json").read_text())
 
@@ -188,12 +204,14 @@ def jax_translations(run_dir: Path, out: Path) -> None:
 TRANSLATED = 16
 
 
-@pytest.mark.slow  # a tiny JAX run (evaluation, export in a TensorFlow process), tx-translate: ~8 min loaded
+@pytest.mark.slow  # a tiny JAX run (evaluation, export in a TensorFlow process), tx-translate: >10 min loaded
 def test_a_jax_run_exports_a_saved_model_that_translates_as_it_decoded(tmp_path):
     run_dir = tmp_path / "run"
     # float32: the export serves float32 weights, so both decode the same function (bf16 would not)
     overrides = ["trainer.backend=jax", "trainer.precision=float32", f"hydra.run.dir={run_dir}"]
-    done = tx_train(*TINY, *overrides, cwd=tmp_path)
+    command = [sys.executable, "-m", "tx_keras.cli.train", *TINY, *overrides]
+    # Longer than tx_train's 10 minutes: JAX compiles a greedy and a beam program per batch shape class.
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = _summary(run_dir)
     assert summary["status"] == "completed" and summary["config"]["trainer"]["backend"] == "jax"
