@@ -6,6 +6,7 @@ from typing import Any
 from tx_keras.data.associative_recall import build_associative_recall
 from tx_keras.data.fact_tables import build_fact_table
 from tx_keras.data.parallel_text import build_parallel_text
+from tx_keras.data.streamed_parallel_text import build_streamed_parallel_text
 from tx_keras.data.symbol_tasks import build_symbol_task
 from tx_keras.data.task import Task
 from tx_keras.data.task_config import TaskConfig, task_config
@@ -26,4 +27,6 @@ _BUILDERS: dict[str, Callable[[Any], Task]] = {
 def build_task(cfg: Mapping | TaskConfig) -> Task:
     """Build the task named by `cfg["name"]` (a dict, an OmegaConf DictConfig or a TaskConfig)."""
     config = task_config(cfg)
+    if getattr(config, "stream", False):  # data=parallel_text with data.stream=true
+        return build_streamed_parallel_text(config)
     return _BUILDERS[config.name](config)
