@@ -14,6 +14,7 @@ import heapq
 import json
 import logging
 import os
+import random
 import shutil
 import time
 import zipfile
@@ -30,7 +31,7 @@ from tx_keras.data.source_hash import source_hash
 
 log = logging.getLogger(__name__)
 
-_VERSION = "prepared-corpus-v1"  # part of the cache key: change it when preparation changes
+_VERSION = "prepared-corpus-v2"  # part of the cache key: change it when preparation changes
 _LOG_EVERY = 1_000_000
 # Training pairs go to this many part files by a hash of the pair, then each part is shuffled on its own (one
 # part in memory at a time): a file sorted by length (Tatoeba is) becomes a seeded random order, and an epoch
@@ -125,8 +126,8 @@ def _prepare(
             nonlocal train
             for pair in pairs:
                 line = f"{pair[0]}\t{pair[1]}"
-                parts[source_hash(line, seed, "part") % PARTS].write(line + "\n")
-                key = source_hash(line, seed, "sample")
+                key = source_hash(line, seed, "pair")  # picks the part and the sample
+                parts[key % PARTS].write(line + "\n")
                 if len(sample) < sample_size:
                     heapq.heappush(sample, (-key, pair))
                 elif key < -sample[0][0]:
@@ -147,7 +148,7 @@ def _prepare(
         for part in parts:
             part.close()
     for part in range(PARTS):
-        _shuffle_part(temp / f"raw-{part:03d}.tsv", temp / f"train-{part:03d}.tsv", seed)
+        _shuffle_part(temp / f"raw-{part:03d}.tsv", temp / f"train-{part:03d}.tsv", seed * PARTS + part)
     name = files[0].name if len(files) == 1 else f"{files[0].name} (+{len(files) - 1} files)"
     if train == 0 or len(splits["test"]) < num_test or len(splits["validation"]) < num_validation:
         shutil.rmtree(temp, ignore_errors=True)
@@ -176,10 +177,10 @@ def _prepare(
 
 
 def _shuffle_part(raw: Path, shuffled: Path, seed: int) -> None:
-    """`raw`'s lines in the order of their seeded hashes (the same lines give the same order anywhere)."""
+    """`raw`'s lines in a seeded random order."""
     with open(raw, encoding="utf-8") as stream:
         lines = stream.readlines()
-    lines.sort(key=lambda line: source_hash(line, seed, "order"))
+    random.Random(seed).shuffle(lines)
     with open(shuffled, "w", encoding="utf-8") as out:
         out.writelines(lines)
     raw.unlink()
