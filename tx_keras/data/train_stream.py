@@ -10,7 +10,9 @@ epoch's iterator opens, as for data/pipeline.py) sees the same batches as an uni
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
@@ -19,6 +21,7 @@ from tx_keras.data.batching import BATCHING
 from tx_keras.data.length_batches import batch_width, bucket_widths, length_batches
 from tx_keras.data.text_tokenizer import TextTokenizer
 from tx_keras.data.vocabulary import Vocabulary
+from tx_keras.run_folder.atomic_write import atomic_file
 
 _TOKENIZE_BATCH = 1024
 
@@ -37,6 +40,7 @@ class TrainStream:
     shuffle_buffer: int  # lines per shuffled window
     sample_lengths: np.ndarray  # max(source, target) row length per sampled pair
     sample_tokens: float  # mean real tokens (both sides) per sampled pair
+    counts_file: str  # where bucket_counts caches its count (a path prefix; the shard is appended)
     shard_index: int = 0
     shard_count: int = 1
 
@@ -61,6 +65,12 @@ class TrainStream:
         if batching not in BATCHING:
             raise ValueError(f"batching={batching!r}; choose one of: {', '.join(BATCHING)}")
         widths = bucket_widths(max(self.source_width, self.target_width))
+        sizes = [batch_size if batch_tokens is None else max(1, batch_tokens // int(w)) for w in widths]
+        counts = self.bucket_counts()
+        if batching == "fixed":
+            length = -(-int(counts.sum()) // batch_size)
+        else:
+            length = sum(-(-int(count) // size) for count, size in zip(counts, sizes, strict=True))
 
         def start(_):
             """Runs each time an iteration starts, so it reads the epoch and skip the trainer has just set."""
@@ -77,24 +87,12 @@ class TrainStream:
                 return tf.random.experimental.stateless_shuffle(window, seed=window_key)
 
             files = tf.random.experimental.stateless_shuffle(tf.constant(list(self.files)), seed=key)
-            lines = tf.data.Dataset.from_tensor_slices(files).flat_map(tf.data.TextLineDataset)
-            if self.shard_count > 1:
-                lines = lines.shard(self.shard_count, self.shard_index)
-            lines = lines.batch(self.shuffle_buffer).enumerate().map(shuffled).unbatch()
-            rows = (
-                lines.batch(_TOKENIZE_BATCH)
-                .map(self._rows, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-                .unbatch()
-                .map(_unpadded)
-                .filter(self._fits)
-            )
+            lines = self._lines(files).batch(self.shuffle_buffer).enumerate().map(shuffled).unbatch()
+            rows = self._tokenized(lines)
             if batching == "fixed":
                 shapes = ([self.source_width], [self.target_width])
                 batches = rows.padded_batch(batch_size, padded_shapes=shapes)
             else:
-                sizes = [
-                    batch_size if batch_tokens is None else max(1, batch_tokens // int(w)) for w in widths
-                ]
                 batches = rows.bucket_by_sequence_length(
                     lambda source, target: tf.maximum(tf.size(source), tf.size(target)),
                     bucket_boundaries=[int(w) + 1 for w in widths],
@@ -108,7 +106,56 @@ class TrainStream:
             return (source, target[:, :-1]), target[:, 1:]
 
         batches = tf.data.Dataset.from_tensors(0).map(start).flat_map(epoch_batches)
+        # The epoch's length, declared: Keras then runs exactly that many steps and never one past the end
+        # to find it (such a step advances the dropout seeds and the step counter, so a resumed run, whose
+        # shortened epoch the trainer ends by hand, would drift by one; data/batch_skip.py).
+        batches = batches.apply(tf.data.experimental.assert_cardinality(length))
         return batches.map(teacher_forced).prefetch(tf.data.AUTOTUNE)
+
+    def _lines(self, files) -> tf.data.Dataset:
+        """The lines of `files` in that order, this shard's only: every shard_count-th line of each file, so
+        a shard holds the same pairs in every epoch."""
+        if self.shard_count == 1:
+            return tf.data.Dataset.from_tensor_slices(files).flat_map(tf.data.TextLineDataset)
+        count, index = self.shard_count, self.shard_index
+        return tf.data.Dataset.from_tensor_slices(files).flat_map(
+            lambda file: tf.data.TextLineDataset(file).shard(count, index)
+        )
+
+    def _tokenized(self, lines: tf.data.Dataset) -> tf.data.Dataset:
+        """(source row, target row) per line, the rows that fit the widths only."""
+        return (
+            lines.batch(_TOKENIZE_BATCH)
+            .map(self._rows, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+            .unbatch()
+            .map(_unpadded)
+            .filter(self._fits)
+        )
+
+    def bucket_counts(self) -> np.ndarray:
+        """Training rows per bucket width (this shard's): the same in every epoch, so an epoch's batch count
+        is known before it runs. Counted by one pass over the stream, cached in `counts_file` (per shard)."""
+        widths = bucket_widths(max(self.source_width, self.target_width))
+        path = Path(f"{self.counts_file}-{self.shard_index}-of-{self.shard_count}.json")
+        if path.exists():
+            return np.array(json.loads(path.read_text()), np.int64)
+        boundaries = tf.constant(widths, tf.int32)
+        lengths = self._tokenized(self._lines(tf.constant(list(self.files)))).map(
+            lambda source, target: tf.maximum(tf.size(source), tf.size(target))
+        )
+        counts = lengths.batch(_TOKENIZE_BATCH).reduce(
+            tf.zeros([len(widths)], tf.int64),
+            lambda total, batch: (
+                total
+                + tf.math.bincount(
+                    tf.searchsorted(boundaries, batch, side="left"), minlength=len(widths), dtype=tf.int64
+                )[: len(widths)]
+            ),
+        )
+        counts = counts.numpy()
+        with atomic_file(path) as temp:
+            Path(temp).write_text(json.dumps(counts.tolist()))
+        return counts
 
     def _rows(self, lines: tf.Tensor):
         """Lines `source<TAB>target` -> ragged `tokens EOS` and `SOS tokens EOS` rows."""
