@@ -239,7 +239,7 @@ def test_the_streamed_data_path_keeps_memory_flat_from_10k_to_100k_pairs(tmp_pat
     assert abs(large - small) < 0.2 * small, (small, large)
 
 
-@pytest.mark.slow  # 2M pairs: about 5 minutes on 2 shared cores (2026-12-02)
+@pytest.mark.slow  # 2M pairs: not run on 2026-12-02 (the machine was shared at load ~10)
 def test_peak_memory_is_flat_from_200k_to_2m_pairs(tmp_path):
     small, large = (
         _measured_run(tmp_path, pairs, "trainer.max_train_minutes=0.1") for pairs in (200_000, 2_000_000)
@@ -263,7 +263,7 @@ def _arrays(run_dir):
         return {name: archive[name] for name in archive.files}
 
 
-@pytest.mark.slow  # about 2 minutes on 2 shared cores (2026-12-02)
+@pytest.mark.slow  # 11 min on 2 cores shared at load ~10 (2026-12-02): three tiny runs
 def test_kill_9_mid_epoch_then_the_same_command_equals_an_uninterrupted_run(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.tsv", 6000)
     common = [*_RESUMED, f"data.path={corpus}", f"data.cache_dir={tmp_path / 'cache'}"]
