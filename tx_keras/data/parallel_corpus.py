@@ -7,6 +7,7 @@ line is decoded on its own, every skipped line is counted by reason, and the cou
 """
 
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -33,7 +34,7 @@ class CorpusReading:
     def report(self) -> str:
         """One line for the run log, e.g. "eng-fra.tsv: 167130 lines, 167120 pairs kept; skipped: ..."."""
         return f"{self.name}: {self.counts['lines']} lines, {self.counts['kept']} pairs kept; skipped: " + (
-            _skipped(self.counts)
+            skipped_text(self.counts)
         )
 
 
@@ -61,7 +62,7 @@ def read_parallel_corpus(
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as archive:
-                chosen = _choose_member(archive, path, member)
+                chosen = choose_member(archive, path, member)
                 with archive.open(chosen) as stream:
                     pairs, counts = _read_lines(stream, source_column, target_column, lowercase, max_words)
             name, where = f"{path.name}:{chosen}", f"{path}:{chosen}"
@@ -87,12 +88,12 @@ def read_parallel_corpus(
             else ""
         )
         raise CorpusError(
-            f"{where}: no valid sentence pairs ({counts['lines']} lines: {_skipped(counts)}){hint}"
+            f"{where}: no valid sentence pairs ({counts['lines']} lines: {skipped_text(counts)}){hint}"
         )
     return CorpusReading(pairs=pairs, counts=counts, name=name)
 
 
-def _choose_member(archive: zipfile.ZipFile, path: Path, member: str | None) -> str:
+def choose_member(archive: zipfile.ZipFile, path: Path, member: str | None) -> str:
     names = [info.filename for info in archive.infolist() if not info.is_dir()]
     listing = ", ".join(names) or "none"
     if member is not None:
@@ -115,18 +116,38 @@ def _choose_member(archive: zipfile.ZipFile, path: Path, member: str | None) -> 
 def _read_lines(
     stream: BinaryIO, source_column: int, target_column: int, lowercase: bool, max_words: int | None
 ) -> tuple[list[tuple[str, str]], dict[str, int]]:
-    counts = dict.fromkeys(("lines", "kept", "blank", "malformed", "invalid_utf8", "empty", "overlong"), 0)
-    pairs: list[tuple[str, str]] = []
+    counts = new_counts()
+    pairs = list(read_pairs(stream, counts, source_column, target_column, lowercase, max_words))
+    return pairs, counts
+
+
+def new_counts() -> dict[str, int]:
+    """Line counts by outcome (CorpusReading.counts), all zero."""
+    return dict.fromkeys(("lines", "kept", "blank", "malformed", "invalid_utf8", "empty", "overlong"), 0)
+
+
+def read_pairs(
+    stream: BinaryIO,
+    counts: dict[str, int],
+    source_column: int,
+    target_column: int,
+    lowercase: bool,
+    max_words: int | None,
+) -> Iterator[tuple[str, str]]:
+    """The normalised pairs of `stream`'s lines, one at a time, each line counted in `counts` (a streamed
+    corpus reads its files through this too, so both paths skip and count the same lines)."""
     needed = max(source_column, target_column) + 1
+    first = True
     for raw in stream:
         counts["lines"] += 1
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
             counts["invalid_utf8"] += 1
+            first = False
             continue
-        if counts["lines"] == 1:
-            line = line.removeprefix(_BOM)
+        if first:
+            line, first = line.removeprefix(_BOM), False
         line = line.rstrip("\r\n")
         if not line.strip():
             counts["blank"] += 1
@@ -143,12 +164,11 @@ def _read_lines(
         elif max_words is not None and (source.count(" ") >= max_words or target.count(" ") >= max_words):
             counts["overlong"] += 1
         else:
-            pairs.append((source, target))
-    counts["kept"] = len(pairs)
-    return pairs, counts
+            counts["kept"] += 1
+            yield source, target
 
 
-def _skipped(counts: dict[str, int]) -> str:
+def skipped_text(counts: dict[str, int]) -> str:
     text = (
         f"{counts['malformed']} malformed, {counts['invalid_utf8']} invalid UTF-8, {counts['empty']} empty, "
         f"{counts['overlong']} overlong"

@@ -50,21 +50,23 @@ def build_parallel_text(config: ParallelTextConfig) -> Task:
     train_sources = [source for source, _ in pairs["train"]]
     train_targets = [target for _, target in pairs["train"]]
     shared, lowercase = config.shared_vocabulary, config.lowercase
-    source_kind, target_kind = _tokenizer_kinds(config.tokenizer, shared, train_sources, train_targets)
+    source_kind, target_kind = tokenizer_kinds(config.tokenizer, shared, train_sources, train_targets)
     source_format, target_format = TextFormat(source_kind, lowercase), TextFormat(target_kind, lowercase)
     size = config.vocab_size
     cache = cache_folder(config.cache_dir) / "vocabularies"
     if shared:
-        source_vocab = target_vocab = _learned(train_sources + train_targets, source_format, size, cache)
+        source_vocab = target_vocab = learned_vocabulary(
+            train_sources + train_targets, source_format, size, cache
+        )
     else:
-        source_vocab = _learned(train_sources, source_format, size, cache)
-        target_vocab = _learned(train_targets, target_format, size, cache)
+        source_vocab = learned_vocabulary(train_sources, source_format, size, cache)
+        target_vocab = learned_vocabulary(train_targets, target_format, size, cache)
     source_tokenizer = TextTokenizer(source_vocab, source_format)
     target_tokenizer = TextTokenizer(target_vocab, target_format)
     ids = {
         split: (
-            _tokenized([s for s, _ in pairs[split]], source_tokenizer),
-            _tokenized([t for _, t in pairs[split]], target_tokenizer),
+            tokenized([s for s, _ in pairs[split]], source_tokenizer),
+            tokenized([t for _, t in pairs[split]], target_tokenizer),
         )
         for split in SPLITS
     }
@@ -83,7 +85,7 @@ def build_parallel_text(config: ParallelTextConfig) -> Task:
         "pairs": {split: len(pairs[split]) for split in SPLITS},
         "tokenizers": {"source": source_kind, "target": target_kind},
         "vocabulary": {"source": len(source_vocab), "target": len(target_vocab)},
-        "unknown_target_tokens": {split: _unknown_share(splits[split][1]) for split in SPLITS},
+        "unknown_target_tokens": {split: unknown_share(splits[split][1]) for split in SPLITS},
     }
     log.info(
         "parallel_text: %s train / %s validation / %s test pairs; vocabularies %d %s + %d %s tokens; "
@@ -101,7 +103,7 @@ def build_parallel_text(config: ParallelTextConfig) -> Task:
     )
 
 
-def _tokenizer_kinds(choice: str, shared: bool, sources: list[str], targets: list[str]) -> tuple[str, str]:
+def tokenizer_kinds(choice: str, shared: bool, sources: list[str], targets: list[str]) -> tuple[str, str]:
     """(source, target) tokenizer kinds: `choice` for both, or with `auto` characters for a side written
     in an unspaced script and WordPiece otherwise (characters for both when they share a vocabulary
     and either needs them)."""
@@ -113,13 +115,13 @@ def _tokenizer_kinds(choice: str, shared: bool, sources: list[str], targets: lis
     return kinds
 
 
-def _unknown_share(ids: np.ndarray) -> float:
+def unknown_share(ids: np.ndarray) -> float:
     """The share of UNK among a split's real tokens: how much the vocabulary misses."""
     tokens = ids[ids != Vocabulary.PAD]
     return float(np.mean(tokens == Vocabulary.UNK)) if tokens.size else 0.0
 
 
-def _tokenized(texts: list[str], tokenizer: TextTokenizer) -> list[list[int]]:
+def tokenized(texts: list[str], tokenizer: TextTokenizer) -> list[list[int]]:
     """Token ids per text, tokenized in parallel batches by tf.data (order kept)."""
     if not texts:
         return []
@@ -131,7 +133,7 @@ def _tokenized(texts: list[str], tokenizer: TextTokenizer) -> list[list[int]]:
     return [row for batch in dataset for row in batch.to_list()]
 
 
-def _learned(texts: list[str], text_format: TextFormat, size: int, cache: Path) -> Vocabulary:
+def learned_vocabulary(texts: list[str], text_format: TextFormat, size: int, cache: Path) -> Vocabulary:
     """learn_vocabulary, cached by the texts, format and size: the WordPiece learner takes about half a
     minute a language on 160k sentences, and every job of a sweep over the same corpus would repeat it."""
     path = cache / f"{text_format.kind}-{size}-{_digest(texts, text_format, size)}.txt"

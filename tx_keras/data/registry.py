@@ -26,5 +26,8 @@ _BUILDERS: dict[str, tuple[str, str]] = {
 def build_task(cfg: Mapping | TaskConfig) -> Task:
     """Build the task named by `cfg["name"]` (a dict, an OmegaConf DictConfig or a TaskConfig)."""
     config = task_config(cfg)
-    module, builder = _BUILDERS[config.name]
+    if getattr(config, "stream", False):  # data=parallel_text with data.stream=true
+        module, builder = "streamed_parallel_text", "build_streamed_parallel_text"
+    else:
+        module, builder = _BUILDERS[config.name]
     return getattr(import_module(f"tx_keras.data.{module}"), builder)(config)

@@ -3,13 +3,16 @@
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tx_keras.data.plain_detokenizer import detokenizer
 from tx_keras.data.text_format import TextFormat
 from tx_keras.data.vocabulary import Vocabulary
+
+if TYPE_CHECKING:  # imports TensorFlow: only a streamed task builds one
+    from tx_keras.data.train_stream import TrainStream
 
 SPLITS = ("train", "validation", "test")
 
@@ -27,6 +30,9 @@ class Task:
     Real-text tasks also carry each side's `TextFormat` (how tokens join back into text), the normalised
     sentence pairs of each split in `pair_texts` (BLEU's references: the text itself, not its tokens,
     which may hold UNK) and a `report` of how the data was read (skipped lines, lengths).
+
+    A streamed corpus (`data.stream=true`) carries its training split as a `train_stream` read from disk each
+    epoch; its `splits["train"]` then holds only a sample's first rows (for building the model).
     """
 
     name: str
@@ -37,6 +43,7 @@ class Task:
     target_format: TextFormat | None = None
     pair_texts: dict[str, list[tuple[str, str]]] | None = None
     report: dict[str, Any] = field(default_factory=dict)
+    train_stream: "TrainStream | None" = None
 
     def __post_init__(self) -> None:
         if set(self.splits) != set(SPLITS):

@@ -139,8 +139,16 @@ class ParallelTextConfig(TaskConfig):
     tokenizer: str = "auto"  # wordpiece | characters | auto (per side, unspaced_script.py)
     vocab_size: int = 8000  # tokens per vocabulary, the 4 special tokens included
     shared_vocabulary: bool = False  # one vocabulary learned from both sides
+    stream: bool = False  # read the training split from disk each epoch (streamed_parallel_text.py)
+    stream_sample: int = 200000  # streamed: pairs sampled (seeded) to learn the vocabularies from
+    stream_shuffle_buffer: int = 20000  # streamed: pairs in the shuffle buffer
 
     def __post_init__(self) -> None:
+        if self.stream and self.max_pairs is not None:
+            raise ValueError(
+                "data.max_pairs needs the in-memory corpus; with data.stream=true set it to null"
+            )
+        _at_least(1, stream_sample=self.stream_sample, stream_shuffle_buffer=self.stream_shuffle_buffer)
         if self.tokenizer not in TOKENIZER_CHOICES:
             choices = ", ".join(TOKENIZER_CHOICES)
             raise ValueError(f"data.tokenizer={self.tokenizer!r} is not allowed; choose one of: {choices}")

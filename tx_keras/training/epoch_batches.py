@@ -23,6 +23,12 @@ class EpochBatches:
 
     @classmethod
     def of(cls, task: Task, cfg: DictConfig) -> EpochBatches:
+        if task.train_stream is not None:  # estimated from the stream's sample
+            trainer = cfg.trainer
+            steps, padding, tokens = task.train_stream.epoch_estimate(
+                trainer.batch_size, trainer.batch_tokens, trainer.batching, cfg.seed
+            )
+            return cls(steps=steps, padding=padding, tokens_per_step=tokens)
         source, target = task.splits["train"]
         batches = None  # fixed batching: every batch `batch_size` rows
         if cfg.trainer.batching != "fixed":

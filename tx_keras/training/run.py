@@ -67,10 +67,16 @@ def _fit(
     minutes = cfg.trainer.get("checkpoint_every_minutes")
     enabled = bool(cfg.trainer.checkpoint_every or minutes)
     mid_epoch = MidEpochCheckpoint(run_dir / CHECKPOINT_PATH, checkpoint, minutes, enabled)
-    source, target = task.splits["train"]
-    train = run_dataset(
-        source, target, cfg.trainer, shuffle=True, seed=cfg.seed, epoch=epoch, skip=mid_epoch.skip
-    )
+    if task.train_stream is not None:  # a streamed corpus (data.stream=true)
+        trainer = cfg.trainer
+        train = task.train_stream.dataset(
+            trainer.batch_size, trainer.batch_tokens, trainer.batching, cfg.seed, epoch, mid_epoch.skip
+        )
+    else:
+        source, target = task.splits["train"]
+        train = run_dataset(
+            source, target, cfg.trainer, shuffle=True, seed=cfg.seed, epoch=epoch, skip=mid_epoch.skip
+        )
     validation = run_dataset(*task.splits["validation"], cfg.trainer, shuffle=False)
     batches = EpochBatches.of(task, cfg)
     run = assemble_callbacks(

@@ -1,0 +1,297 @@
+"""Streamed corpora (`data.stream=true`): the split by source hash, the bad-line counts, a replayable epoch
+order, memory flat in the corpus size, and a kill -9 mid-epoch that resumes to the uninterrupted run."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tx_keras.data import build_task
+from tx_keras.data.held_out_sources import HeldOutSources
+from tx_keras.data.parallel_corpus import read_parallel_corpus
+from tx_keras.data.source_hash import source_hash
+from tx_keras.data.task_config import task_config
+
+_WORDS = [f"w{i}" for i in range(60)]
+
+
+def write_corpus(path: Path, pairs: int, seed: int = 0, bad_lines: bool = False) -> Path:
+    """`pairs` generated pairs (a target word per source word, in reverse order); every 50th source gets a
+    second translation, as Tatoeba's do; with `bad_lines`, a few lines of each kind the reader skips."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(2, 9, size=pairs)
+    words = rng.integers(0, len(_WORDS), size=(pairs, 8))
+    with open(path, "w", encoding="utf-8") as out:
+        for i in range(pairs):
+            source = [_WORDS[w] for w in words[i, : lengths[i]]]
+            target = " ".join(f"t{word[1:]}" for word in reversed(source))
+            out.write(f"{' '.join(source)}\t{target}\n")
+            if i % 50 == 0:
+                out.write(f"{' '.join(source)}\t{target} bis\n")
+        if bad_lines:
+            out.write("no tab here\n\n \t\n")
+    if bad_lines:
+        with open(path, "ab") as out:
+            out.write(b"\xff\xfe broken\tbytes\n")
+    return path
+
+
+def _config(path, cache, **overrides):
+    return {
+        "name": "parallel_text",
+        "path": str(path),
+        "cache_dir": str(cache),
+        "stream": True,
+        "tokenizer": "characters",
+        "vocab_size": 80,
+        "num_validation": 30,
+        "num_test": 40,
+        "stream_sample": 300,
+        "stream_shuffle_buffer": 100,
+        "seed": 3,
+        **overrides,
+    }
+
+
+def test_the_held_out_sets_are_whole_sources_of_smallest_hash_whatever_the_order():
+    rng = np.random.default_rng(0)
+    pairs = [(f"s{i // 3}", f"t{i}") for i in range(900)]  # 300 sources, 3 translations each
+    results = []
+    for order in (np.arange(900), rng.permutation(900)):
+        held_out, train = HeldOutSources(num_validation=20, num_test=31), []
+        for i in order:
+            train += held_out.add(source_hash(pairs[i][0], 7), pairs[i])
+        splits, leftover = held_out.splits()
+        train += leftover
+        results.append((splits, sorted(train)))
+        assert len(splits["test"]) == 31 and len(splits["validation"]) == 20
+        sides = [{source for source, _ in part} for part in (splits["test"], splits["validation"], train)]
+        assert not (sides[0] & sides[1] or sides[0] & sides[2] or sides[1] & sides[2])
+        # 51 held-out pairs need 17 + 1 sources: the 18 of smallest hash (the last one's surplus dropped).
+        smallest = sorted({source for source, _ in pairs}, key=lambda s: source_hash(s, 7))[:18]
+        assert sides[0] | sides[1] == set(smallest) and len(train) == 900 - 54
+    assert {k: sorted(v) for k, v in results[0][0].items()} == {
+        k: sorted(v) for k, v in results[1][0].items()
+    }
+    assert results[0][1] == results[1][1]
+
+
+def test_a_glob_is_one_corpus_and_the_bad_lines_are_counted_as_in_memory(tmp_path):
+    for part in range(2):
+        write_corpus(tmp_path / f"part-{part}.tsv", 400, seed=part, bad_lines=True)
+    task = build_task(_config(tmp_path / "part-*.tsv", tmp_path / "cache"))
+    expected = {key: 0 for key in read_parallel_corpus(tmp_path / "part-0.tsv").counts}
+    for part in range(2):
+        for key, count in read_parallel_corpus(tmp_path / f"part-{part}.tsv").counts.items():
+            expected[key] += count
+    assert task.report["lines"] == expected and expected["malformed"] == 2 and expected["invalid_utf8"] == 2
+    pairs = task.report["pairs"]
+    assert pairs["validation"] == 30 and pairs["test"] == 40
+    assert pairs["train"] + 70 <= expected["kept"] <= pairs["train"] + 70 + 1  # at most one surplus dropped
+    assert task.splits["validation"][0].shape[0] == 30 and task.train_stream.pairs == pairs["train"]
+
+
+def _epoch_rows(dataset):
+    """Each batch's source rows as tuples without padding, in order."""
+    return [[tuple(int(i) for i in row if i) for row in source.numpy()] for (source, _), _ in dataset]
+
+
+def test_an_epoch_streams_every_training_pair_once_in_an_order_the_epoch_and_skip_replay(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.tsv", 600)
+    task = build_task(_config(corpus, tmp_path / "cache"))
+    stream = task.train_stream
+    epoch, skip = tf.Variable(0, dtype=tf.int64), tf.Variable(0, dtype=tf.int64)
+    dataset = stream.dataset(16, 256, "bucket", seed=5, epoch=epoch, skip=skip)
+    first = _epoch_rows(dataset)
+    rows = [row for batch in first for row in batch]
+    assert len(rows) == stream.pairs  # every training pair once (none wider than the widths here)
+    skip.assign(3)
+    # The same order again, less the batches a resume skips (the trainer ends that epoch at its last batch:
+    # the declared length stays the full epoch's).
+    assert int(dataset.cardinality()) == len(first)
+    assert _epoch_rows(dataset.take(len(first) - 3)) == first[3:]
+    skip.assign(0)
+    epoch.assign(1)
+    second = _epoch_rows(dataset)
+    assert second != first and sorted(row for batch in second for row in batch) == sorted(rows)
+    shards = [
+        sorted(
+            row for batch in _epoch_rows(stream.shard(i, 2).dataset(16, None, "fixed", 5)) for row in batch
+        )
+        for i in range(2)
+    ]
+    assert sorted(shards[0] + shards[1]) == sorted(rows) and abs(len(shards[0]) - len(shards[1])) <= 64
+
+
+def test_a_second_build_reads_the_prepared_parts_and_max_pairs_is_refused(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.tsv", 300)
+    build_task(_config(corpus, tmp_path / "cache"))
+    (meta,) = (tmp_path / "cache" / "streams").glob("*/meta.json")
+    written = meta.stat().st_mtime_ns
+    again = build_task(_config(corpus, tmp_path / "cache"))
+    assert meta.stat().st_mtime_ns == written and again.report["pairs"]["validation"] == 30
+    with pytest.raises(ValueError, match="data.max_pairs needs the in-memory corpus"):
+        task_config(_config(corpus, tmp_path / "cache", max_pairs=100))
+
+
+_RUN = [
+    "model=tiny",
+    "data=parallel_text",
+    "data.stream=true",
+    "data.tokenizer=characters",
+    "data.vocab_size=80",
+    "data.num_validation=32",
+    "data.num_test=32",
+    "data.stream_sample=2000",
+    "data.stream_shuffle_buffer=2000",
+    "trainer.batch_size=32",
+    "logging.verbose=0",
+    "logging.probes=0",
+    "logging.attention_maps=off",
+    "export.enabled=false",
+]
+
+# Runs tx-train in a child and prints its peak RSS (KiB) and wall time: a fresh wrapper per run, so
+# RUSAGE_CHILDREN holds that run's peak alone.
+_MEASURE = (
+    "import resource, subprocess, sys, time; started = time.monotonic(); "
+    "code = subprocess.run([sys.executable, '-m', 'tx_keras.cli.train', *sys.argv[1:]], "
+    "stdout=subprocess.DEVNULL).returncode; "
+    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, time.monotonic() - started)"
+)
+
+
+def _measured_run(tmp_path: Path, pairs: int, *extra: str) -> tuple[int, float]:
+    """(peak RSS in KiB, seconds) of a short streamed run on a generated corpus of `pairs` pairs."""
+    corpus = write_corpus(tmp_path / f"corpus-{pairs}.tsv", pairs)
+    run_dir = tmp_path / f"run-{pairs}"
+    args = [*_RUN, f"data.path={corpus}", f"data.cache_dir={tmp_path / 'cache'}", f"hydra.run.dir={run_dir}"]
+    result = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *args, *extra], capture_output=True, text=True, timeout=900
+    )
+    code, peak, seconds = result.stdout.split()
+    assert code == "0", result.stderr[-2000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["data"]["pairs"]["train"] > pairs
+    assert 0 < summary["data"]["padding_fraction"] < 1
+    return int(peak), float(seconds)
+
+
+# Builds a streamed task in a child and streams 200 training batches; prints the child's peak RSS (KiB).
+_STREAM = """
+import sys
+from tests.test_streamed_corpus import _config
+from tx_keras.data import build_task
+task = build_task(_config(sys.argv[1], sys.argv[2], stream_sample=2000, stream_shuffle_buffer=2000))
+for (source, decoder), labels in task.train_stream.dataset(32, None, "bucket", seed=0).take(200):
+    assert source.shape[0] == decoder.shape[0] == labels.shape[0]
+print(next(line for line in open("/proc/self/status") if line.startswith("VmHWM:")).split()[1])
+"""
+
+
+# The preparation pass alone in a child (it imports no TensorFlow); prints the child's peak RSS (KiB), VmHWM:
+# getrusage's ru_maxrss would start from the forking parent's (pytest, with TensorFlow loaded).
+_PREPARE = """
+import sys
+from pathlib import Path
+from tx_keras.data.prepared_corpus import prepare_corpus
+prepared = prepare_corpus([Path(sys.argv[1])], Path(sys.argv[2]), source_column=0, target_column=1,
+    lowercase=False, max_words=40, member=None, num_validation=30, num_test=40, seed=0, sample_size=2000)
+assert len(prepared.texts("sample")) == 2000
+peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:")).split()[1]
+print(prepared.pairs["train"], peak)
+"""
+
+
+def test_the_preparation_pass_keeps_memory_flat_from_20k_to_200k_pairs(tmp_path):
+    """The pass that reads the whole corpus (bad lines, split, sample, part files) holds a bounded set: the
+    same peak RSS at ten times the corpus (the in-memory reader holds ~2.6 KB a pair)."""
+    children = []
+    for pairs in (20_000, 200_000):
+        corpus = write_corpus(tmp_path / f"corpus-{pairs}.tsv", pairs)
+        command = [sys.executable, "-c", _PREPARE, str(corpus), str(tmp_path / f"cache-{pairs}")]
+        children.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    (small_pairs, small), (large_pairs, large) = (
+        map(int, child.communicate(timeout=600)[0].split()) for child in children
+    )
+    assert small_pairs > 20_000 and large_pairs > 200_000
+    assert abs(large - small) < 0.2 * small, (small, large)
+
+
+@pytest.mark.slow  # two TensorFlow processes: about a minute on 2 shared cores at load 7 (2026-12-02)
+def test_the_streamed_data_path_keeps_memory_flat_from_10k_to_100k_pairs(tmp_path):
+    """Reading, splitting, sampling, learning the vocabularies and streaming batches: the part of a run that
+    grows with the corpus in memory (the whole run at 200k and 2M pairs: the slow test below)."""
+    children = []
+    for pairs in (10_000, 100_000):
+        corpus = write_corpus(tmp_path / f"corpus-{pairs}.tsv", pairs)
+        command = [sys.executable, "-c", _STREAM, str(corpus), str(tmp_path / f"cache-{pairs}")]
+        children.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    small, large = (int(child.communicate(timeout=600)[0].split()[-1]) for child in children)
+    print(f"peak RSS {small} KiB at 10k pairs, {large} KiB at 100k")
+    assert abs(large - small) < 0.2 * small, (small, large)
+
+
+@pytest.mark.slow  # 2M pairs: not run on 2026-12-02 (the machine was shared at load ~10)
+def test_peak_memory_is_flat_from_200k_to_2m_pairs(tmp_path):
+    small, large = (
+        _measured_run(tmp_path, pairs, "trainer.max_train_minutes=0.1") for pairs in (200_000, 2_000_000)
+    )
+    assert abs(large[0] - small[0]) < 0.2 * small[0], (small, large)
+    assert small[1] < 180 and large[1] < 240, (small, large)  # includes TensorFlow's start and evaluation
+
+
+_RESUMED = [
+    *_RUN,
+    "model.dropout=0.1",
+    "trainer.epochs=2",
+    "trainer.deterministic=true",
+    "trainer.checkpoint_every_minutes=0.005",
+    "data.stream_shuffle_buffer=500",
+]
+
+
+def _arrays(run_dir):
+    with np.load(run_dir / "checkpoints" / "last.npz", allow_pickle=False) as archive:
+        return {name: archive[name] for name in archive.files}
+
+
+@pytest.mark.slow  # 11 min on 2 cores shared at load ~10 (2026-12-02): three tiny runs
+def test_kill_9_mid_epoch_then_the_same_command_equals_an_uninterrupted_run(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.tsv", 6000)
+    common = [*_RESUMED, f"data.path={corpus}", f"data.cache_dir={tmp_path / 'cache'}"]
+    straight = tmp_path / "straight"
+    command = [sys.executable, "-m", "tx_keras.cli.train", *common]
+    subprocess.run([*command, f"hydra.run.dir={straight}"], check=True, capture_output=True, timeout=900)
+    run_dir = tmp_path / "killed"
+    process = subprocess.Popen(
+        [*command, f"hydra.run.dir={run_dir}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    checkpoint, deadline = run_dir / "checkpoints" / "last.npz", time.monotonic() + 600
+    while process.poll() is None and time.monotonic() < deadline:
+        try:
+            meta = json.loads(str(_arrays(run_dir)["meta"])) if checkpoint.exists() else {}
+        except (OSError, ValueError, KeyError):
+            meta = {}
+        if meta.get("epoch") == 1 and meta.get("batch", 0) > 0:  # inside the second epoch
+            os.kill(process.pid, signal.SIGKILL)
+            break
+        time.sleep(0.05)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL and not (run_dir / "summary.json").exists()
+    again = subprocess.run(
+        [*command, f"hydra.run.dir={run_dir}"], capture_output=True, text=True, timeout=900
+    )
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "batches of epoch 2" in again.stdout
+    a, b = _arrays(straight), _arrays(run_dir)
+    assert a.keys() == b.keys() and all(np.array_equal(a[name], b[name]) for name in a if name != "meta")
+    summaries = [json.loads((run / "summary.json").read_text()) for run in (straight, run_dir)]
+    assert summaries[0]["metrics"] == summaries[1]["metrics"]

@@ -1,0 +1,87 @@
+"""The validation and test sets of a streamed corpus, chosen in one pass with bounded memory.
+
+Each source sentence gets a stable hash (source_hash.py). The held-out sets are the sources with the
+smallest hashes, whole (all their translations), until `num_test` then `num_validation` pairs are filled;
+the translations of the source that overflows are dropped, never moved to another split (as
+source_split.py does in memory). While the pass runs, only the current candidates are held: a pair whose
+source hashes above the candidates' largest (once the others fill the sets) is training data at once, and a
+candidate pushed out by a smaller hash becomes training data then. So memory is bounded by the held-out
+size, whatever the corpus size.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+
+Pair = tuple[str, str]
+
+
+class HeldOutSources:
+    """Feed every pair once with `add`; it returns the pairs that are (now known to be) training data."""
+
+    def __init__(self, num_validation: int, num_test: int):
+        self.needed = num_validation + num_test
+        self.num_validation, self.num_test = num_validation, num_test
+        self._groups: dict[int, list[Pair]] = {}  # source hash -> its pairs, the current candidates
+        self._largest: list[int] = []  # max-heap (negated) of the candidates' hashes
+        self._held = 0  # pairs in the candidates
+
+    def add(self, key: int, pair: Pair) -> list[Pair]:
+        """`pair`, whose source hashes to `key`: [] when it is a candidate, else the pairs now known to
+        be training data."""
+        group = self._groups.get(key)
+        if group is not None:
+            group.append(pair)
+        elif self._held >= self.needed and key > -self._largest[0]:
+            return [pair]
+        else:
+            self._groups[key] = [pair]
+            heapq.heappush(self._largest, -key)
+        self._held += 1
+        return self._evict()
+
+    def _evict(self) -> list[Pair]:
+        """Drop the largest candidates while the others still fill the held-out sets."""
+        released: list[Pair] = []
+        while self._largest:
+            largest = -self._largest[0]
+            if self._held - len(self._groups[largest]) < self.needed or not self._fill_without(largest):
+                break
+            heapq.heappop(self._largest)
+            group = self._groups.pop(largest)
+            self._held -= len(group)
+            released += group
+        return released
+
+    def _fill_without(self, largest: int) -> bool:
+        """Whether the other candidates fill both sets (the test set's overflowing source loses its surplus,
+        so whole sources may need more than `needed` pairs)."""
+        groups = [self._groups[key] for key in sorted(self._groups) if key != largest]
+        test, rest = _take(groups, self.num_test)
+        validation, _ = _take(rest, self.num_validation)
+        return sum(map(len, test)) == self.num_test and sum(map(len, validation)) == self.num_validation
+
+    def splits(self) -> tuple[dict[str, list[Pair]], list[Pair]]:
+        """After the pass: ({"test", "validation"} pairs, the candidates left over, which are training data).
+        Test takes the smallest hashes first, then validation, each exactly its size when the corpus has
+        enough sources; the overflowing source's surplus translations are dropped."""
+        ordered = [self._groups[key] for key in sorted(self._groups)]
+        test, rest = _take(ordered, self.num_test)
+        validation, train = _take(rest, self.num_validation)
+        return {"test": list(_flat(test)), "validation": list(_flat(validation))}, list(_flat(train))
+
+
+def _take(groups: list[list[Pair]], count: int) -> tuple[list[list[Pair]], list[list[Pair]]]:
+    taken: list[list[Pair]] = []
+    missing = count
+    for used, group in enumerate(groups):
+        if missing <= 0:
+            return taken, groups[used:]
+        taken.append(group[:missing])
+        missing -= len(taken[-1])
+    return taken, []
+
+
+def _flat(groups: list[list[Pair]]) -> Iterator[Pair]:
+    return (pair for group in groups for pair in group)

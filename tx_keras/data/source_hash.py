@@ -1,0 +1,13 @@
+"""A stable 63-bit hash of a normalised sentence and a seed: the same on every machine, Python version and run
+(Python's `hash()` of a string is salted per process), so a streamed split and sample never depend on the
+order of the file or on anything held in memory."""
+
+from __future__ import annotations
+
+import hashlib
+
+
+def source_hash(text: str, seed: int, purpose: str = "split") -> int:
+    """An integer in [0, 2**63) drawn from (`purpose`, `seed`, `text`); purposes give independent draws."""
+    digest = hashlib.blake2b(f"{purpose}|{seed}|{text}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1

@@ -1,0 +1,143 @@
+"""The real-text task on a streamed corpus (`data.stream=true`): the training split stays on disk and is read
+as a stream each epoch (train_stream.py); only the validation and test sets and a seeded vocabulary sample
+are in memory, so memory does not grow with the corpus.
+
+The split is by a hash of each source sentence (held_out_sources.py), the vocabularies are learned from the
+sample and cached by its content (parallel_text.learned_vocabulary), and the bad-line counts are those of
+the one preparation pass, complete before training starts (prepared_corpus.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+import numpy as np
+
+from tx_keras.data.corpus_files import corpus_files
+from tx_keras.data.corpus_location import cache_folder
+from tx_keras.data.parallel_text import learned_vocabulary, tokenized, tokenizer_kinds, unknown_share
+from tx_keras.data.prepared_corpus import prepare_corpus
+from tx_keras.data.task import SPLITS, Task, pad_rows
+from tx_keras.data.task_config import ParallelTextConfig
+from tx_keras.data.text_format import TextFormat
+from tx_keras.data.text_tokenizer import TextTokenizer
+from tx_keras.data.train_stream import TrainStream
+from tx_keras.data.vocabulary import Vocabulary
+
+log = logging.getLogger(__name__)
+
+_TRAIN_ROWS = 1024  # sample rows kept as the task's "train" arrays (model building, diagnostics)
+
+
+def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
+    """The keys of `config` are explained in conf/data/parallel_text.yaml (defaults in task_config.py)."""
+    files = corpus_files(config.path, config.cache_dir, config.sha256)
+    cache = cache_folder(config.cache_dir)
+    prepared = prepare_corpus(
+        files,
+        cache / "streams",
+        source_column=config.source_column,
+        target_column=config.target_column,
+        lowercase=config.lowercase,
+        max_words=config.max_words,
+        member=config.member,
+        num_validation=config.num_validation,
+        num_test=config.num_test,
+        seed=config.seed,
+        sample_size=config.stream_sample,
+    )
+    log.info(prepared.report())
+    pairs = {"train": prepared.texts("sample"), **{s: prepared.texts(s) for s in ("validation", "test")}}
+    sources = [source for source, _ in pairs["train"]]
+    targets = [target for _, target in pairs["train"]]
+    shared, lowercase = config.shared_vocabulary, config.lowercase
+    source_kind, target_kind = tokenizer_kinds(config.tokenizer, shared, sources, targets)
+    source_format, target_format = TextFormat(source_kind, lowercase), TextFormat(target_kind, lowercase)
+    size, vocabularies = config.vocab_size, cache / "vocabularies"
+    if shared:
+        source_vocab = target_vocab = learned_vocabulary(sources + targets, source_format, size, vocabularies)
+    else:
+        source_vocab = learned_vocabulary(sources, source_format, size, vocabularies)
+        target_vocab = learned_vocabulary(targets, target_format, size, vocabularies)
+    source_tokenizer = TextTokenizer(source_vocab, source_format)
+    target_tokenizer = TextTokenizer(target_vocab, target_format)
+    ids = {
+        split: (
+            [[*row, Vocabulary.EOS] for row in tokenized([s for s, _ in pairs[split]], source_tokenizer)],
+            [
+                [Vocabulary.SOS, *row, Vocabulary.EOS]
+                for row in tokenized([t for _, t in pairs[split]], target_tokenizer)
+            ],
+        )
+        for split in SPLITS
+    }
+    # The widths: the longest rows of the sample and the held-out sets; training rows beyond are left out.
+    source_width = max(len(row) for split in SPLITS for row in ids[split][0])
+    target_width = max(len(row) for split in SPLITS for row in ids[split][1])
+    sample_source, sample_target = ids["train"]
+    widths = (source_format, target_format, source_width, target_width)
+    stream = TrainStream(
+        files=tuple(str(path) for path in prepared.train_files),
+        source_tokenizer=source_tokenizer,
+        target_tokenizer=target_tokenizer,
+        source_width=source_width,
+        target_width=target_width,
+        pairs=prepared.pairs["train"],
+        shuffle_buffer=config.stream_shuffle_buffer,
+        sample_lengths=np.array(
+            [max(len(s), len(t)) for s, t in zip(sample_source, sample_target, strict=True)], np.int64
+        ),
+        counts_file=str(
+            prepared.folder / f"bucket-counts-{_rows_digest(source_vocab, target_vocab, widths)}"
+        ),
+        sample_tokens=float(
+            np.mean([len(s) + len(t) - 1 for s, t in zip(sample_source, sample_target, strict=True)])
+        ),
+    )
+    ids["train"] = (sample_source[:_TRAIN_ROWS], sample_target[:_TRAIN_ROWS])
+    pairs["train"] = pairs["train"][:_TRAIN_ROWS]
+    splits = {
+        split: (pad_rows(source, source_width), pad_rows(target, target_width))
+        for split, (source, target) in ids.items()
+    }
+    report = {
+        "corpus": prepared.name,
+        "lines": dict(prepared.counts),
+        "pairs": dict(prepared.pairs),
+        "tokenizers": {"source": source_kind, "target": target_kind},
+        "vocabulary": {"source": len(source_vocab), "target": len(target_vocab)},
+        "unknown_target_tokens": {split: unknown_share(splits[split][1]) for split in SPLITS},
+        "stream": {"sample": len(sample_source), "shuffle_buffer": config.stream_shuffle_buffer},
+    }
+    log.info(
+        "parallel_text (streamed): %s train / %s validation / %s test pairs; vocabularies %d %s + %d %s "
+        "tokens from a sample of %d pairs; rows up to %d source and %d target tokens",
+        *report["pairs"].values(),
+        len(source_vocab),
+        source_kind,
+        len(target_vocab),
+        target_kind,
+        len(sample_source),
+        source_width,
+        target_width,
+    )
+    return Task(
+        "parallel_text",
+        source_vocab,
+        target_vocab,
+        splits,
+        source_format,
+        target_format,
+        pairs,
+        report,
+        train_stream=stream,
+    )
+
+
+def _rows_digest(source_vocab: Vocabulary, target_vocab: Vocabulary, widths: tuple) -> str:
+    """What decides the training rows of the prepared parts: both vocabularies, formats and widths."""
+    digest = hashlib.sha256(repr(widths).encode())
+    for token in (*source_vocab.tokens, "\n", *target_vocab.tokens):
+        digest.update(token.encode() + b"\n")
+    return digest.hexdigest()[:24]
