@@ -12,7 +12,8 @@ size, whatever the corpus size.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+
+from tx_keras.data.source_split import flat_pairs, take_groups
 
 Pair = tuple[str, str]
 
@@ -58,8 +59,8 @@ class HeldOutSources:
         """Whether the other candidates fill both sets (the test set's overflowing source loses its surplus,
         so whole sources may need more than `needed` pairs)."""
         groups = [self._groups[key] for key in sorted(self._groups) if key != largest]
-        test, rest = _take(groups, self.num_test)
-        validation, _ = _take(rest, self.num_validation)
+        test, rest = take_groups(groups, self.num_test)
+        validation, _ = take_groups(rest, self.num_validation)
         return sum(map(len, test)) == self.num_test and sum(map(len, validation)) == self.num_validation
 
     def splits(self) -> tuple[dict[str, list[Pair]], list[Pair]]:
@@ -67,21 +68,6 @@ class HeldOutSources:
         Test takes the smallest hashes first, then validation, each exactly its size when the corpus has
         enough sources; the overflowing source's surplus translations are dropped."""
         ordered = [self._groups[key] for key in sorted(self._groups)]
-        test, rest = _take(ordered, self.num_test)
-        validation, train = _take(rest, self.num_validation)
-        return {"test": list(_flat(test)), "validation": list(_flat(validation))}, list(_flat(train))
-
-
-def _take(groups: list[list[Pair]], count: int) -> tuple[list[list[Pair]], list[list[Pair]]]:
-    taken: list[list[Pair]] = []
-    missing = count
-    for used, group in enumerate(groups):
-        if missing <= 0:
-            return taken, groups[used:]
-        taken.append(group[:missing])
-        missing -= len(taken[-1])
-    return taken, []
-
-
-def _flat(groups: list[list[Pair]]) -> Iterator[Pair]:
-    return (pair for group in groups for pair in group)
+        test, rest = take_groups(ordered, self.num_test)
+        validation, train = take_groups(rest, self.num_validation)
+        return {"test": flat_pairs(test), "validation": flat_pairs(validation)}, flat_pairs(train)

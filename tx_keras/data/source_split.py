@@ -38,11 +38,12 @@ def split_by_source(
     ordered = list(groups.values())
     shuffled = [ordered[i] for i in np.random.default_rng(seed).permutation(len(ordered))]
     if max_pairs is not None:
-        shuffled = _take(shuffled, max_pairs)[0]
-    test, rest = _take(shuffled, num_test)
-    validation, train = _take(rest, num_validation)
+        shuffled = take_groups(shuffled, max_pairs)[0]
+    test, rest = take_groups(shuffled, num_test)
+    validation, train = take_groups(rest, num_validation)
     splits = {
-        name: _flat(part) for name, part in (("train", train), ("validation", validation), ("test", test))
+        name: flat_pairs(part)
+        for name, part in (("train", train), ("validation", validation), ("test", test))
     }
     if len(splits["test"]) < num_test or len(splits["validation"]) < num_validation or not splits["train"]:
         total = sum(len(group) for group in shuffled)
@@ -54,7 +55,7 @@ def split_by_source(
     return splits
 
 
-def _take(
+def take_groups(
     groups: list[list[tuple[str, str]]], count: int
 ) -> tuple[list[list[tuple[str, str]]], list[list[tuple[str, str]]]]:
     """The first groups holding exactly `count` pairs (the overflowing group cut), and the groups after."""
@@ -68,5 +69,5 @@ def _take(
     return taken, []
 
 
-def _flat(groups: list[list[tuple[str, str]]]) -> list[tuple[str, str]]:
+def flat_pairs(groups: list[list[tuple[str, str]]]) -> list[tuple[str, str]]:
     return [pair for group in groups for pair in group]
