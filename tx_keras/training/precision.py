@@ -8,6 +8,8 @@ from pathlib import Path
 
 import keras
 
+from tx_keras.runtime.accelerators import gpu_names
+
 
 def cpu_has_bfloat16() -> bool:
     """AVX-512 BF16 or AMX: the CPU multiplies bfloat16 natively, so mixed_bfloat16 is faster, not slower."""
@@ -20,13 +22,7 @@ def cpu_has_bfloat16() -> bool:
 
 def has_gpu() -> bool:
     """Whether the backend Keras runs on sees a GPU (each backend has its own device list)."""
-    if keras.backend.backend() == "jax":
-        import jax
-
-        return jax.default_backend() == "gpu"
-    import tensorflow as tf
-
-    return bool(tf.config.list_physical_devices("GPU"))
+    return bool(gpu_names())
 
 
 def resolve_precision(precision: str) -> str:
