@@ -2,10 +2,15 @@
 entry point and notebooks import the layers, so no module may change the process's allocator on import
 (the commands set it up themselves: test_allocator.py)."""
 
+import subprocess
+import sys
+import warnings
+
 import pytest
 
 from tests.malloc_probe import probe
 from tx_keras.runtime.allocator import _glibc_mallopt
+from tx_keras.training.ran_out_of_data import epoch_end_warning_silenced
 
 MODULES = ("tx_keras", "tx_keras.layers", "tx_keras.models.transformer", "tx_keras.explorer.plugin")
 
@@ -28,3 +33,28 @@ def test_tx_train_sets_the_allocator_up_itself(tiny_run):
     assert result.returncode == 0, result.stderr[-2000:]
     log = (run_dir / "train.log").read_text()
     assert "tx_keras.runtime: allocator: glibc malloc, one arena, mmap and trimming off" in log
+
+
+def test_importing_the_library_leaves_the_warning_filters_as_they_were():
+    """Keras's end-of-epoch "ran out of data" warning is silenced around tx-train's `fit` only: a notebook
+    that imports the data pipeline and the models keeps its own warning filters."""
+    code = (
+        "import warnings; before = list(warnings.filters)\n"
+        "import tx_keras.data.pipeline, tx_keras.training.run, tx_keras.models.transformer\n"
+        "added = [f for f in warnings.filters if f not in before]\n"
+        "print([str(f[1].pattern) if f[1] else None for f in added if f[0] == 'ignore'])"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "ran out of data" not in result.stdout, result.stdout
+
+
+def test_the_filter_holds_inside_the_block_only():
+    """Inside: the end-of-epoch warning is dropped, any other still shown; after: the filters as before."""
+    before = list(warnings.filters)
+    with epoch_end_warning_silenced(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        warnings.warn("Your input ran out of data; interrupting training.", UserWarning, stacklevel=1)
+        warnings.warn("something else", ResourceWarning, stacklevel=1)
+    assert [str(w.message) for w in caught] == ["something else"]
+    assert warnings.filters == before

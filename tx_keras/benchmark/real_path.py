@@ -23,6 +23,7 @@ from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.model_compile import compile_model
 from tx_keras.training.precision import precision_policy
+from tx_keras.training.ran_out_of_data import epoch_end_warning_silenced
 
 PRESET = "tatoeba_small"
 
@@ -152,7 +153,7 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
     epoch.assign(1)  # the timed epoch's batches, counted before training
     real, positions = epoch_tokens(dataset)
     clock = _EpochClock()
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, epoch_end_warning_silenced():
         callbacks = [
             keras.callbacks.TerminateOnNaN(),
             EpochVariable(epoch),

@@ -1,17 +1,11 @@
 """tf.data input pipeline for teacher-forced seq2seq training."""
 
-import warnings
-
 import numpy as np
 import tensorflow as tf
 
 from tx_keras.data.batch_skip import skip_batches
 from tx_keras.data.batching import BATCHING
 from tx_keras.data.length_batches import batch_width, bucket_widths, length_batches, row_lengths
-
-# Keras warns "input ran out of data" after each epoch of a dataset of unknown length; for bucketed
-# batches that is the normal end of an epoch (its batch count varies with a token budget), not a problem.
-warnings.filterwarnings("ignore", message="Your input ran out of data")
 
 
 def make_dataset(

@@ -35,6 +35,7 @@ from tx_keras.training.determinism import make_deterministic
 from tx_keras.training.epoch_batches import EpochBatches
 from tx_keras.training.fit_outcome import fit_outcome
 from tx_keras.training.model_build import build_and_compile
+from tx_keras.training.ran_out_of_data import epoch_end_warning_silenced
 from tx_keras.training.run_callbacks import assemble_callbacks, run_dataset
 from tx_keras.training.run_record import record_run
 from tx_keras.training.stage import stage
@@ -84,15 +85,16 @@ def _fit(
     )
     stopped_before = bool(checkpoint and checkpoint.logs.get(STOPPED_KEY))  # killed after it stopped
     fit_started = time.perf_counter()
-    history = model.fit(
-        train,
-        validation_data=validation,
-        initial_epoch=initial_epoch,
-        epochs=initial_epoch if stopped_before else cfg.trainer.epochs,
-        callbacks=run.callbacks,
-        shuffle=False,  # the dataset shuffles itself, seeded
-        verbose=0,  # Progress reports instead (a bar in a terminal, a line every ~30 s in a log)
-    )
+    with epoch_end_warning_silenced():
+        history = model.fit(
+            train,
+            validation_data=validation,
+            initial_epoch=initial_epoch,
+            epochs=initial_epoch if stopped_before else cfg.trainer.epochs,
+            callbacks=run.callbacks,
+            shuffle=False,  # the dataset shuffles itself, seeded
+            verbose=0,  # Progress reports instead (a bar in a terminal, a line every ~30 s in a log)
+        )
     train_time_s = round(time.perf_counter() - fit_started, 2)
     epochs, metrics, stopping = fit_outcome(cfg, history, initial_epoch, checkpoint, stopped_before, run)
     return {
