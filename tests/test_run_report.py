@@ -71,5 +71,4 @@ def test_cpu_share_is_cpu_seconds_over_wall_seconds():
     share = CpuShare(wall_s=10.0, user_s=15.0, system_s=3.0, cores=2)
     assert share.cpu_per_wall == pytest.approx(1.8) and share.kernel_share == pytest.approx(1 / 6)
     assert share.fields() == {"train_cpu_s": 18.0, "cpu_per_wall": 1.8, "cores": 2}
-    assert share.text() == "1.80 of 2 cores busy (CPU s per wall s)"
     assert CpuShare(0.0, 0.0, 0.0, 2).cpu_per_wall == 0.0 and CpuShare(1.0, 0.0, 0.0, 2).kernel_share == 0.0

@@ -52,10 +52,6 @@ class CpuShare:
             "cores": self.cores,
         }
 
-    def text(self) -> str:
-        """`1.87 of 2 cores busy (CPU s per wall s)`."""
-        return f"{self.cpu_per_wall:.2f} of {self.cores} cores busy (CPU s per wall s)"
-
 
 class CpuClock:
     """Started at creation; `share()` is the CPU and wall time since then."""
