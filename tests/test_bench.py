@@ -5,6 +5,7 @@ decoding exactly what the cached decoder decodes."""
 import dataclasses
 import itertools
 import json
+import os
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -224,6 +225,13 @@ def test_quick_bench_real_path_row(quick_report):
     assert row["steps_per_minute"] * row["epoch_s"] == pytest.approx(60 * row["steps"])
     assert 0 < row["padding_share"] < 0.5  # bucketing keeps a batch close to its longest pair
     assert 0 <= row["kernel_share"] < 1
+    # cores kept busy over the timed epoch: positive, no more than the process may run on
+    assert row["cores"] == len(os.sched_getaffinity(0)) and 0 < row["cpu_per_wall"] <= row["cores"] * 1.05
+    cpu_s = row["cpu_ms_per_step"] * row["steps"] / 1000
+    assert row["cpu_per_wall"] == pytest.approx(cpu_s / row["epoch_s"])
+    (line,) = [line for line in render(quick_report).splitlines() if line.startswith("  CPU: ")]
+    busy = f"{row['cpu_per_wall']:.2f} of {row['cores']} cores busy (CPU s per wall s)"
+    assert line.startswith(f"  CPU: {busy}")
 
 
 class _Clock:

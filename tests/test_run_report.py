@@ -1,10 +1,14 @@
 """The end-of-run report of a real tiny run: paths that exist, the scores summary.json holds."""
 
 import json
+import os
 import re
 import shlex
 from pathlib import Path
 
+import pytest
+
+from tx_keras.runtime.cpu_share import CpuShare
 from tx_keras.training.run_report import headline_metrics, run_report
 
 
@@ -49,3 +53,22 @@ def test_failed_run_report_gives_the_reason_and_the_log():
     lines = run_report(summary, Path("/nowhere/run"))
     assert lines[0] == "tx-train: run failed: /nowhere/run"
     assert "  reason:  ValueError: boom" in lines and lines[-1] == "  log:     /nowhere/run/train.log"
+
+
+def test_summary_and_report_say_how_many_cores_training_kept_busy(tiny_run):
+    result, run_dir = tiny_run
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["cores"] == len(os.sched_getaffinity(0))
+    # every thread's user + kernel time over fit's wall time: positive, and no more than the cores allow
+    assert 0 < summary["cpu_per_wall"] <= summary["cores"] * 1.05
+    cpu_per_wall = summary["train_cpu_s"] / summary["train_time_s"]
+    assert summary["cpu_per_wall"] == pytest.approx(cpu_per_wall, rel=0.02)
+    trained = next(line for line in _report(result.stdout) if line.startswith("  trained:"))
+    assert f"of training ({summary['cpu_per_wall']:.2f} of {summary['cores']} cores busy)" in trained
+
+
+def test_cpu_share_is_cpu_seconds_over_wall_seconds():
+    share = CpuShare(wall_s=10.0, user_s=15.0, system_s=3.0, cores=2)
+    assert share.cpu_per_wall == pytest.approx(1.8) and share.kernel_share == pytest.approx(1 / 6)
+    assert share.fields() == {"train_cpu_s": 18.0, "cpu_per_wall": 1.8, "cores": 2}
+    assert CpuShare(0.0, 0.0, 0.0, 2).cpu_per_wall == 0.0 and CpuShare(1.0, 0.0, 0.0, 2).kernel_share == 0.0

@@ -3,9 +3,7 @@ callbacks, on a generated corpus (no download), timed over a whole epoch after a
 
 from __future__ import annotations
 
-import os
 import tempfile
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from tx_keras.data import Vocabulary, make_dataset
 from tx_keras.models import ModelConfig, Transformer
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH
 from tx_keras.runtime import allocator
+from tx_keras.runtime.cpu_share import CpuClock, CpuShare
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
@@ -84,28 +83,20 @@ def _preset():
 
 
 class _EpochClock(keras.callbacks.Callback):
-    """Wall time, CPU time (user and kernel, from os.times) and steps of each epoch."""
+    """Wall time, CPU time (user and kernel, every thread) and steps of each epoch."""
 
     def __init__(self):
         super().__init__()
-        self.epochs: list[dict] = []
+        self.epochs: list[tuple[int, CpuShare]] = []
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
-        self._steps, self._wall, self._cpu = 0, time.perf_counter(), os.times()
+        self._steps, self._clock = 0, CpuClock()
 
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
         self._steps += 1
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
-        cpu = os.times()
-        self.epochs.append(
-            {
-                "steps": self._steps,
-                "wall_s": time.perf_counter() - self._wall,
-                "user_s": cpu.user - self._cpu.user,
-                "system_s": cpu.system - self._cpu.system,
-            }
-        )
+        self.epochs.append((self._steps, self._clock.share()))
 
 
 def epoch_tokens(dataset: tf.data.Dataset) -> tuple[int, int]:
@@ -162,8 +153,7 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
             clock,
         ]
         model.fit(dataset, epochs=2, callbacks=callbacks, shuffle=False, verbose=0)
-    timed = clock.epochs[-1]
-    cpu = timed["user_s"] + timed["system_s"]
+    steps, timed = clock.epochs[-1]
     return {
         "preset": PRESET,
         "model": asdict(model_cfg),
@@ -174,14 +164,16 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
         "batching": trainer.batching,
         "batch_tokens": trainer.batch_tokens,
         "pairs": size.pairs,
-        "steps": timed["steps"],
-        "epoch_s": timed["wall_s"],
-        "first_epoch_s": clock.epochs[0]["wall_s"],
-        "tokens_per_s": real / timed["wall_s"],
-        "positions_per_s": positions / timed["wall_s"],
+        "steps": steps,
+        "epoch_s": timed.wall_s,
+        "first_epoch_s": clock.epochs[0][1].wall_s,
+        "tokens_per_s": real / timed.wall_s,
+        "positions_per_s": positions / timed.wall_s,
         "padding_share": 1.0 - real / positions,
-        "steps_per_minute": 60.0 * timed["steps"] / timed["wall_s"],
-        "kernel_share": timed["system_s"] / cpu if cpu > 0 else 0.0,
-        "cpu_per_wall": cpu / timed["wall_s"],
+        "steps_per_minute": 60.0 * steps / timed.wall_s,
+        "kernel_share": timed.kernel_share,
+        "cpu_per_wall": timed.cpu_per_wall,  # cores kept busy over the timed epoch, out of `cores`
+        "cpu_ms_per_step": 1000.0 * timed.cpu_s / steps,  # the work of a step, whatever else loads the CPU
+        "cores": timed.cores,
         "allocator": allocator.applied(),  # what tx-bench set up before TensorFlow (TX_KERAS_ALLOCATOR)
     }

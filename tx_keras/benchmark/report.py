@@ -80,6 +80,8 @@ def _real_path(row: dict) -> list[str]:
         f"({row['steps']} steps in {row['epoch_s']:.1f} s, after a {row['first_epoch_s']:.1f} s warm-up "
         "epoch), "
         f"padding {100 * row['padding_share']:.1f} %, kernel {100 * row['kernel_share']:.1f} % of CPU time",
+        f"  CPU: {row['cpu_per_wall']:.2f} of {row['cores']} cores busy (CPU s per wall s), "
+        f"{row['cpu_ms_per_step']:.0f} CPU ms per step",
         f"  {row['allocator']}",
     ]
 

@@ -27,6 +27,7 @@ from tx_keras.models import Transformer
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, Checkpoint, restore
 from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.resume import start_or_resume
+from tx_keras.runtime.cpu_share import CpuClock
 from tx_keras.runtime.tensorflow_presence import tensorflow_installed
 from tx_keras.training import without_tensorflow
 from tx_keras.training.callbacks.early_stopping import STOPPED_KEY
@@ -84,7 +85,7 @@ def _fit(
         cfg, run_dir, task, decode, checkpoint, epoch, schedule, batches, mid_epoch, train
     )
     stopped_before = bool(checkpoint and checkpoint.logs.get(STOPPED_KEY))  # killed after it stopped
-    fit_started = time.perf_counter()
+    fit_clock = CpuClock()  # the training phase (with its per-epoch validation): time and cores kept busy
     with epoch_end_warning_silenced():
         history = model.fit(
             train,
@@ -95,13 +96,14 @@ def _fit(
             shuffle=False,  # the dataset shuffles itself, seeded
             verbose=0,  # Progress reports instead (a bar in a terminal, a line every ~30 s in a log)
         )
-    train_time_s = round(time.perf_counter() - fit_started, 2)
+    fit_cpu = fit_clock.share()
     epochs, metrics, stopping = fit_outcome(cfg, history, initial_epoch, checkpoint, stopped_before, run)
     return {
         "task": task.name,
         "parameters": int(model.count_params()),
         "epochs": epochs,
-        "train_time_s": train_time_s,
+        "train_time_s": round(fit_cpu.wall_s, 2),
+        **fit_cpu.fields(),  # train_cpu_s, cpu_per_wall, cores
         "data": {**task.report, "padding_fraction": batches.padding},
         **stopping,
         "metrics": metrics,

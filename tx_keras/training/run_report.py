@@ -60,6 +60,8 @@ def run_report(summary: dict[str, Any], run_dir: Path) -> list[str]:
         trained = f"{epochs} of {planned} epochs" if planned else f"{epochs} epochs"
         if "train_time_s" in summary:
             trained += f" in {clock(summary['train_time_s'])} of training"
+        if "cpu_per_wall" in summary:  # runs from before it was recorded have none
+            trained += f" ({summary['cpu_per_wall']:.2f} of {summary['cores']} cores busy)"
         lines.append(f"  trained: {trained}; wall time {clock(summary.get('wall_time_s', 0.0))}")
     if summary.get("stopped_by"):
         lines.append(f"  stopped: {summary['stopped_by']}")
