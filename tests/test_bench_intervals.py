@@ -125,19 +125,35 @@ def test_the_best_peak_of_any_library_is_the_ceiling():
 
 
 def test_docs_tables_are_rendered_from_their_json(capsys):
-    """Every docs/bench/*.json is in docs/performance.md exactly as `tx-bench --markdown` renders it, and
-    every ratio in it is the ratio of its rows."""
+    """Each machine kind's table in docs/performance.md is exactly what `tx-bench --markdown` renders from
+    its docs/bench/KIND/*.json, and every ratio in it is the ratio of its rows."""
     page = (DOCS / "performance.md").read_text()
-    files = sorted((DOCS / "bench").glob("*.json"))
-    assert files
-    for path in files:
-        main(["--markdown", str(path)])
+    kinds = sorted(folder for folder in (DOCS / "bench").iterdir() if list(folder.glob("*.json")))
+    assert kinds
+    for kind in kinds:
+        files = sorted(kind.glob("*.json"))
+        main(["--markdown", *map(str, files)])
         table = capsys.readouterr().out.strip()
-        assert table == markdown(json.loads(path.read_text()))
-        assert table in page, f"docs/performance.md does not show {path.name} as rendered"
-        for block in json.loads(path.read_text())["blocks"]:
+        runs = [json.loads(path.read_text()) for path in files]
+        assert table == markdown(runs)
+        assert table in page, f"docs/performance.md does not show docs/bench/{kind.name} as rendered"
+        for block in (block for run in runs for block in run["blocks"]):
             rows = block["rows"]
-            for name in rows:
-                if name != "ours":
-                    ratio = row_ratios(rows, name)
-                    assert f"{ratio['cpu']:.2f}x" in table and f"{ratio['wall']:.2f}x" in table
+            for name in set(rows) - {"ours"}:
+                ratio = row_ratios(rows, name)
+                assert ratio["wall"] == pytest.approx(
+                    rows["ours"]["tokens_per_s"] / rows[name]["tokens_per_s"]
+                )
+                assert f"| {ratio['cpu']:.2f}x" in table and f"| {ratio['wall']:.2f}x" in table
+
+
+def test_one_table_is_one_machine_kind(tmp_path, capsys):
+    runs = [json.loads(path.read_text()) for path in sorted((DOCS / "bench" / "avx2").glob("*.json"))[:2]]
+    runs[1]["machine"]["cpu"] = "another CPU"
+    for index, run in enumerate(runs):
+        (tmp_path / f"{index}.json").write_text(json.dumps(run))
+    with pytest.raises(SystemExit) as exit_:
+        main(["--markdown", str(tmp_path / "0.json"), str(tmp_path / "1.json")])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith("tx-bench: error: one table is one machine kind") and error.count("\n") == 1

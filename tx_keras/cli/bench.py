@@ -99,14 +99,16 @@ def _parser() -> argparse.ArgumentParser:
         "--no-saved-model", action="store_true", help="skip exporting and timing a SavedModel"
     )
     parser.add_argument(
-        "--quick", action="store_true", help="a tiny size and 4 short windows, 2 s cap (a smoke test)"
+        "--quick", action="store_true", help="a tiny size, 4 short windows or 1 s of them (a smoke test)"
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument(
         "--markdown",
         metavar="FILE.json",
+        nargs="+",
         default=None,
-        help="measure nothing: print docs/performance.md's tables for a saved tx-bench --json result",
+        help="measure nothing: print docs/performance.md's table of one machine kind from saved "
+        "tx-bench --json results (one row group per file, e.g. default kernels, --onednn on, --jit true)",
     )
     return parser
 
@@ -125,17 +127,23 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
-def _markdown(path: str) -> None:
-    """A saved result's tables as markdown; imports no Keras."""
-    from tx_keras.benchmark.markdown_table import markdown
+def _markdown(paths: list[str]) -> None:
+    """Saved results of one machine kind as one markdown table; imports no Keras."""
+    from tx_keras.benchmark.markdown_table import MixedMachines, markdown
 
+    runs = []
+    for path in paths:
+        try:
+            with open(path) as file:
+                runs.append(json.load(file))
+        except (OSError, ValueError) as error:
+            _fail(f"--markdown {path}: {error}")
+        if "backends" in runs[-1]:
+            _fail(f"--markdown {path}: renders tx-bench --json of one backend, not the backend column's")
     try:
-        results = json.loads(open(path).read())
-    except (OSError, ValueError) as error:
-        _fail(f"--markdown {path}: {error}")
-    if "backends" in results:
-        _fail(f"--markdown {path}: renders one backend's tx-bench --json, not the backend column's")
-    print(markdown(results))
+        print(markdown(runs))
+    except MixedMachines as error:
+        _fail(str(error))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -169,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         size = QUICK_SIZE
         timing = Timing(
-            windows=4, steps=2, warmup=1, repeats=1, matmul_size=512, outputs=(4, 8), time_cap_s=2.0
+            windows=4, steps=2, warmup=1, repeats=1, matmul_size=512, outputs=(4, 8), time_cap_s=1.0
         )
     else:
         size = BenchSize(**fields)
