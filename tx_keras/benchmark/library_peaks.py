@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 WORKER = "tx_keras.cli.peak_worker"
 # TF_ENABLE_ONEDNN_OPTS value per library name as the JSON records it.
@@ -24,29 +25,55 @@ class PeakWorkerFailed(RuntimeError):
     """A kernel library's peak process ended without its answer."""
 
 
-def library_peak(library: str, dtypes: list[str], n: int) -> dict:
-    """One library's peaks: {"onednn": the state TensorFlow reported, "peaks": {dtype: FLOP/s}}."""
-    environment = {**os.environ, "TF_ENABLE_ONEDNN_OPTS": LIBRARIES[library]}
-    result = subprocess.run(
-        [sys.executable, "-m", WORKER, str(n), ",".join(dtypes)],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=1800,
+def _answer(library: str, process: subprocess.Popen, stderr) -> str:
+    """The worker's next stdout line; PeakWorkerFailed with its stderr's tail if it ended instead."""
+    line = process.stdout.readline()
+    if line:
+        return line
+    process.wait()
+    stderr.seek(0)
+    raise PeakWorkerFailed(
+        f"the {library} matmul peak process exited with code {process.returncode}: "
+        f"{stderr.read()[-1000:].strip()}"
     )
-    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
-    if result.returncode or not lines:
-        raise PeakWorkerFailed(
-            f"the {library} matmul peak process exited with code {result.returncode}: "
-            f"{result.stderr[-1000:].strip()}"
-        )
-    return json.loads(lines[-1])
 
 
 def library_peaks(dtypes: list[str], n: int) -> dict[str, dict]:
-    """Every library's peaks by name; a library TensorFlow could not switch to (its reported state is
-    not the one asked for) is kept with that state, so a reader sees it was not measured."""
-    return {library: library_peak(library, dtypes, n) for library in LIBRARIES}
+    """Every library's peaks by name: {"onednn": the state TensorFlow reported, "peaks": {dtype: FLOP/s}}.
+
+    The processes start TensorFlow side by side (seconds each), then measure one at a time, so neither
+    rate is taken while the other process runs. A library TensorFlow could not switch to shows the state
+    it reported instead, so a reader sees it was not measured."""
+    workers = {}
+    try:
+        for library, value in LIBRARIES.items():
+            stderr = tempfile.TemporaryFile(mode="w+")
+            process = subprocess.Popen(
+                [sys.executable, "-m", WORKER, str(n), ",".join(dtypes)],
+                env={**os.environ, "TF_ENABLE_ONEDNN_OPTS": value},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+            )
+            workers[library] = (process, stderr)
+        for library, (process, stderr) in workers.items():
+            while _answer(library, process, stderr).strip() != "ready":
+                pass
+        peaks = {}
+        for library, (process, stderr) in workers.items():
+            process.stdin.write("go\n")
+            process.stdin.flush()
+            while not (line := _answer(library, process, stderr)).startswith("{"):
+                pass
+            peaks[library] = json.loads(line)
+        return peaks
+    finally:
+        for process, stderr in workers.values():
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+            stderr.close()
 
 
 def best_peaks(rates_by_source: dict[str, dict[str, float]]) -> dict[str, dict]:
