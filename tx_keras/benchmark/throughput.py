@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING
 
@@ -75,13 +74,15 @@ def window_step_times(
     names = list(models)
     times = {}
     for name in names[::-1] if reverse else names:
-        started, cpu_started = time.perf_counter(), os.times()
+        # process_time: user + kernel time of every thread at nanosecond resolution (os.times ticks at
+        # 10 ms, which a quick window's few milliseconds can round to zero, and a log ratio cannot take)
+        started, cpu_started = time.perf_counter(), time.process_time()
         for _ in range(steps):
             models[name].train_on_batch(inputs, labels)
-        cpu_ended = os.times()
+        cpu_ended = time.process_time()
         times[name] = (
             (time.perf_counter() - started) / steps,
-            (cpu_ended.user + cpu_ended.system - cpu_started.user - cpu_started.system) / steps,
+            (cpu_ended - cpu_started) / steps,
         )
     return {name: times[name] for name in names}
 
