@@ -43,6 +43,8 @@ class _FakeWorker:
         self.last = command
 
     def answer(self, kind):
+        if kind == "warm":
+            return list(self.seconds[self.backend])
         if kind == "ready":
             return {
                 "parameters": {"ours": 100, "keras_mha": 100},
@@ -71,6 +73,7 @@ class _FakeWorker:
                 "matmul_only_flops_per_s": 1e9,
                 "peak_flops_per_s": self.peaks[self.backend],
                 "real_tokens": 600,
+                "real_training_flops": 2e8,
                 "padding_share": 0.25,
                 "rows": {
                     key: {"precision": "float32", "jit_compile": key.endswith(":xla"), "parameters": 100}
@@ -88,7 +91,8 @@ def fake_race(monkeypatch):
     monkeypatch.setattr(backend_race, "_Worker", _FakeWorker)
     _FakeWorker.log = []
     size = QUICK_SIZE
-    return backend_race.backend_race(["tensorflow", "jax"], size, Timing(windows=3), ["float32"], False)
+    timing = Timing(windows=4, time_cap_s=0.0)  # stops at the fewest windows: their ratios are wide
+    return backend_race.backend_race(["tensorflow", "jax"], size, timing, ["float32"], False)
 
 
 def test_windows_alternate_which_backend_goes_first(fake_race):
@@ -100,6 +104,8 @@ def test_windows_alternate_which_backend_goes_first(fake_race):
         "tensorflow window 1",
         "tensorflow window 0",
         "jax window 0",
+        "jax window 1",
+        "tensorflow window 1",
     ]
     assert _FakeWorker.log[-2:] == ["tensorflow closed", "jax closed"]
 
@@ -117,18 +123,25 @@ def test_rows_ratios_and_mfu_worked_by_hand(fake_race):
     }
     jax = rows[("jax", "ours", True)]
     assert jax["step_s"] == pytest.approx(0.08) and jax["tokens_per_s"] == pytest.approx(600 / 0.08)
-    # against TensorFlow without XLA in the same window: 0.1/0.08, 0.1/0.08, 0.2/0.08 -> median 1.25
-    assert jax["speed_vs_reference"]["median"] == pytest.approx(1.25)
-    assert jax["speed_vs_reference"]["max"] == pytest.approx(2.5)
-    assert rows[("tensorflow", "ours", False)]["speed_vs_reference"]["median"] == pytest.approx(1.0)
-    # one ceiling for every row: the best peak of either backend
+    # against TensorFlow without XLA in the same window: 0.1/0.08 three times, 0.2/0.08 once -> the
+    # geometric mean 1.25 x 2^(1/4); by CPU time (half the wall time, the last window too) 1.25 each time
+    speed = jax["speed_vs_reference"]
+    assert speed["wall"]["ratio"] == pytest.approx(1.25 * 2**0.25)
+    assert speed["wall"]["low"] < 1.25 < 2.5 < speed["wall"]["high"]  # 4 windows, one far off: wide
+    assert speed["cpu"]["low"] == pytest.approx(1.25) == speed["cpu"]["high"]
+    assert rows[("tensorflow", "ours", False)]["step_s"] == pytest.approx(0.1 * 2**0.25)
+    assert block["windows"]["windows"] == 4 and block["windows"]["reason"] == "time cap"
+    # one ceiling for every row: the best peak of either backend; MFU counts the real tokens' FLOPs
     assert block["peak_flops_per_s"] == 5e9
-    assert jax["mfu"] == pytest.approx(training_flops(QUICK_SIZE) / 0.08 / 5e9)
+    assert jax["mfu"] == pytest.approx(2e8 / 0.08 / 5e9)
+    assert jax["mfu_positions_own_peak"] == pytest.approx(training_flops(QUICK_SIZE) / 0.08 / 5e9)
     assert jax["matmul_share"] == pytest.approx(0.04 / 0.08)
     table = render_backends(fake_race)
     assert table.count("ours (tx_keras Transformer)") == 4  # three rows and the speed note
     jax_line = next(line for line in table.splitlines() if "jax " in line and "ours" in line)
-    assert jax_line.split()[3:6] == ["jax", "on", f"{600 / 0.08:,.0f}"] and jax_line.endswith("1.25x")
+    assert jax_line.split()[3:6] == ["jax", "on", f"{600 / 0.08:,.0f}"]
+    primary = speed[block["windows"]["primary"]]
+    assert jax_line.endswith(f"{primary['ratio']:.2f}x ({primary['low']:.2f}-{primary['high']:.2f})")
 
 
 def test_bad_backend_is_one_line_error(capsys):
@@ -210,4 +223,4 @@ def test_quick_backend_column():
     assert {("tensorflow", "ours", False), ("tensorflow", "ours", True), ("jax", "ours", True)} <= seen
     for row in block["rows"]:
         assert row["precision"] == "float32" and 0 < row["mfu"] <= 1
-        assert len(row["window_tokens_per_s"]) == report["timing"]["windows"]
+        assert len(row["window_tokens_per_s"]) == block["windows"]["windows"] >= report["timing"]["windows"]

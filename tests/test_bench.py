@@ -16,10 +16,11 @@ import tensorflow as tf
 
 from tx_keras.benchmark import decoding_speed, matmul_peak, peers
 from tx_keras.benchmark.flops import PeakExceeded, forward_flops, training_flops, utilisation
+from tx_keras.benchmark.markdown_table import markdown, row_ratios
 from tx_keras.benchmark.matmul_share import forward_products, products_flops
 from tx_keras.benchmark.parity import ParityError, check_parity
 from tx_keras.benchmark.real_path import QUICK_REAL_PATH, epoch_tokens, generated_corpus
-from tx_keras.benchmark.report import render
+from tx_keras.benchmark.report import NAMES, render
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.throughput import padding_share, real_tokens
 from tx_keras.benchmark.training_blocks import left_out_peers
@@ -171,6 +172,10 @@ def quick_report() -> dict:
 
 def test_quick_bench_blocks_run_every_model_at_the_blocks_settings(quick_report):
     blocks = quick_report["blocks"]
+    libraries = quick_report["library_peaks"]
+    # each kernel library measured in its own process, in the state asked for, whatever this run's
+    assert {name: peaks["onednn"] for name, peaks in libraries.items()} == {"onednn": True, "eigen": False}
+    assert quick_report["machine"]["xla"] is False
     assert [block["precision"] for block in blocks] == ["float32", "mixed_bfloat16"]
     assert {block["matmul_dtype"] for block in blocks} == {"float32", "bfloat16"}
     for block in blocks:
@@ -187,23 +192,72 @@ def test_quick_bench_blocks_run_every_model_at_the_blocks_settings(quick_report)
             training_flops(QUICK_SIZE) / block["matmul_only_s"]
         )
         assert 0 < block["padding_share"] < 1
+        # MFU: real tokens' FLOPs over the best peak of any kernel library, which no library beats
+        best = block["best_peak_flops_per_s"]
+        assert best >= block["peak_flops_per_s"]
+        assert all(best >= peaks["peaks"][block["matmul_dtype"]] for peaks in libraries.values())
+        windows = block["windows"]
+        assert windows["windows"] >= quick_report["timing"]["windows"] and windows["windows"] % 2 == 0
+        assert windows["reason"] in {"narrow", "time cap"} and windows["primary"] in {"cpu", "wall"}
         for row in rows.values():
-            assert 0 < row["mfu"] <= 1
-            assert row["mfu"] == pytest.approx(row["flops_per_s"] / block["peak_flops_per_s"])
+            assert 0 < row["mfu"] < row["mfu_positions_own_peak"] <= 1
+            assert row["mfu"] == pytest.approx(row["real_flops_per_s"] / best)
+            assert row["mfu_positions_own_peak"] == pytest.approx(
+                row["flops_per_s"] / block["peak_flops_per_s"]
+            )
+            # the padded batch does fewer useful FLOPs than its positions
+            assert row["real_flops_per_s"] / row["flops_per_s"] == pytest.approx(
+                block["real_training_flops"] / training_flops(QUICK_SIZE)
+            )
+            assert block["real_training_flops"] < training_flops(QUICK_SIZE)
             # real tokens exclude the padding share of the positions
             assert row["tokens_per_s"] == pytest.approx(row["positions_per_s"] * (1 - block["padding_share"]))
-            assert len(row["window_tokens_per_s"]) == quick_report["timing"]["windows"]
+            assert len(row["window_tokens_per_s"]) == len(row["window_cpu_step_s"]) == windows["windows"]
             assert row["cpu_step_s"] > 0
             assert row["matmul_share"] == pytest.approx(block["matmul_only_s"] / row["step_s"])
         for name, ratio in block["ratios"].items():
             peer = name.split("/")[1]
-            assert ratio["min"] <= ratio["median"] <= ratio["max"] and ratio["cpu_median"] > 0
-            assert rows[peer]["step_s"] > 0
+            # each ratio is the ratio of its rows (geometric means of the windows), inside its interval
+            assert ratio["wall"]["ratio"] == pytest.approx(
+                rows["ours"]["tokens_per_s"] / rows[peer]["tokens_per_s"]
+            )
+            assert ratio["cpu"]["ratio"] == pytest.approx(
+                rows[peer]["cpu_step_s"] / rows["ours"]["cpu_step_s"]
+            )
+            for measure in ("wall", "cpu"):
+                assert ratio[measure]["low"] <= ratio[measure]["ratio"] <= ratio[measure]["high"]
+
+
+def test_markdown_ratios_are_the_rows_ratios(quick_report):
+    """The docs renderer's ratios are the JSON rows' ratios, and its intervals the JSON's."""
+    table = markdown([quick_report])
+    for block in quick_report["blocks"]:
+        rows = block["rows"]
+        for name, ratio in block["ratios"].items():
+            peer = name.split("/")[1]
+            line = next(
+                line
+                for line in table.splitlines()
+                if f"| {block['precision']} |" in line and NAMES[peer] in line
+            )
+            for measure in ("cpu", "wall"):
+                interval = ratio[measure]
+                assert row_ratios(rows, peer)[measure] == pytest.approx(interval["ratio"])
+                cell = f"| {interval['ratio']:.2f}x ({interval['low']:.2f}-{interval['high']:.2f}) |"
+                assert cell in line
 
 
 def test_table_names_the_onednn_state_and_each_blocks_matmul_share(quick_report):
     table = render(quick_report)
-    assert "oneDNN kernels: off (TF_ENABLE_ONEDNN_OPTS=0; tx-bench --onednn on|off compares)" in table
+    assert (
+        "oneDNN kernels: off (TF_ENABLE_ONEDNN_OPTS=0; tx-bench --onednn on|off compares); XLA: off" in table
+    )
+    primary = quick_report["blocks"][0]["windows"]["primary"]
+    interval = quick_report["blocks"][0]["ratios"]["ours/keras_mha"][primary]
+    assert (
+        f"ratio ours/keras_mha: by {'CPU' if primary == 'cpu' else 'wall'} time {interval['ratio']:.2f}x "
+        f"(95 % {interval['low']:.2f}-{interval['high']:.2f}); by " in table
+    )
     assert table.count("matmuls: the step's products alone") == len(quick_report["blocks"])
     ours = [line for line in table.splitlines() if line.startswith("  ours (tx_keras Transformer)")]
     share = quick_report["blocks"][0]["rows"]["ours"]["matmul_share"]

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 from dataclasses import asdict
 
+from tx_keras.benchmark.adaptive_windows import timed_windows
 from tx_keras.benchmark.flops import MATMUL_DTYPES, training_flops, utilisation
 from tx_keras.benchmark.parity import ParityError
+from tx_keras.benchmark.ratio_interval import geometric_mean
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.throughput import paired_ratio, spread
 from tx_keras.benchmark.timing import Timing
@@ -76,17 +77,22 @@ class _Worker:
 
 
 def _block(precision: str, workers: list[_Worker], timing: Timing, size: BenchSize) -> dict:
-    """One precision: every worker's rows timed in windows interleaved across the processes."""
+    """One precision: every worker's rows timed in windows interleaved across the processes, until each
+    row's ratio to the reference is known (adaptive_windows.py)."""
+    keys = []
     for worker in workers:
-        worker.answer("warm")
-    wall: dict[tuple[str, str], list[float]] = {}
-    cpu: dict[tuple[str, str], list[float]] = {}
-    for window in range(timing.windows):
+        keys += [(worker.backend, key) for key in worker.answer("warm")]
+    reference = REFERENCE if REFERENCE in keys else keys[0]
+
+    def one_window(window: int) -> dict:
+        times = {}
         for worker in workers if window % 2 == 0 else workers[::-1]:
             worker.ask(f"window {window % 2}")
-            for key, (seconds, cpu_seconds) in worker.answer("window").items():
-                wall.setdefault((worker.backend, key), []).append(seconds)
-                cpu.setdefault((worker.backend, key), []).append(cpu_seconds)
+            times.update({(worker.backend, key): value for key, value in worker.answer("window").items()})
+        return times
+
+    pairs = [(reference, key) for key in keys if key != reference]
+    wall, cpu, stop = timed_windows(one_window, pairs, timing, timing.steps)
     closing = {}
     for worker in workers:
         worker.ask("end")
@@ -96,10 +102,9 @@ def _block(precision: str, workers: list[_Worker], timing: Timing, size: BenchSi
         max(block["peak_flops_per_s"], block["matmul_only_flops_per_s"]) for block in closing.values()
     )
     rows = []
-    reference = REFERENCE if REFERENCE in wall else next(iter(wall))
     for (backend, key), times in wall.items():
         block = closing[backend]
-        step = statistics.median(times)
+        step = geometric_mean(times)
         real = block["real_tokens"]
         flops_per_s = training_flops(size) / step
         rows.append(
@@ -108,13 +113,17 @@ def _block(precision: str, workers: list[_Worker], timing: Timing, size: BenchSi
                 "model": key.split(":")[0],
                 **block["rows"][key],
                 "step_s": step,
-                "cpu_step_s": statistics.median(cpu[(backend, key)]),
+                "cpu_step_s": geometric_mean(cpu[(backend, key)]),
+                "window_step_s": times,
+                "window_cpu_step_s": cpu[(backend, key)],
                 "tokens_per_s": real / step,
                 "positions_per_s": size.tokens_per_step / step,
                 "spread": spread(times),
                 "window_tokens_per_s": [real / seconds for seconds in times],
                 "flops_per_s": flops_per_s,
-                "mfu": utilisation(flops_per_s, ceiling),
+                "real_flops_per_s": block["real_training_flops"] / step,
+                "mfu": utilisation(block["real_training_flops"] / step, ceiling),
+                "mfu_positions_own_peak": utilisation(flops_per_s, ceiling),  # this run's own ceiling
                 "matmul_share": block["matmul_only_s"] / step,
                 "speed_vs_reference": paired_ratio(
                     (times, cpu[(backend, key)]), (wall[reference], cpu[reference])
@@ -129,6 +138,7 @@ def _block(precision: str, workers: list[_Worker], timing: Timing, size: BenchSi
         "matmul_only_s": {backend: block["matmul_only_s"] for backend, block in closing.items()},
         "padding_share": next(iter(closing.values()))["padding_share"],
         "reference": {"backend": reference[0], "model": reference[1].split(":")[0], "jit_compile": False},
+        "windows": stop,
         "rows": rows,
     }
 

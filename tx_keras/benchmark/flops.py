@@ -28,6 +28,35 @@ def forward_flops(size: BenchSize) -> int:
     return encoder + decoder + logits
 
 
+def real_forward_flops(size: BenchSize, source_lengths, target_lengths) -> int:
+    """Matmul FLOPs of one forward pass counting only real tokens: the useful work of a padded batch.
+
+    `source_lengths[i]` is row i's real source words, `target_lengths[i]` its decoder positions that
+    carry a label (throughput.real_tokens counts the same). Per-token products (projections, FFN,
+    vocabulary) count real tokens; attention counts real queries x real keys of the row (the decoder's
+    self-attention its labelled positions both ways, as `forward_flops` counts every position both
+    ways); cross-attention's key/value projections run on the real source words. With no padding it
+    equals `forward_flops` (a test checks), so the two MFUs differ only by what padding costs.
+    """
+    d, f = size.d_model, size.dff
+    projection, ffn = 2 * d * d, 2 * 2 * d * f  # per token: one d x d projection, the FFN's two
+    total = 0
+    for s, t in zip(source_lengths, target_lengths, strict=True):
+        s, t = int(s), int(t)
+        encoder = s * (4 * projection + ffn) + 2 * 2 * s * s * d
+        self_attention = t * 4 * projection + 2 * 2 * t * t * d
+        cross_attention = (t + s) * 2 * projection + 2 * 2 * t * s * d  # q, o on t; k, v on s
+        decoder = self_attention + cross_attention + t * ffn
+        total += size.encoder_layers * encoder + size.decoder_layers * decoder + t * 2 * d * size.vocab
+    return total
+
+
+def real_training_flops(size: BenchSize, source, labels) -> int:
+    """A training step's FLOPs on a batch's real tokens only (3 x the forward pass, as training_flops):
+    `source` and `labels` are (batch, length) id arrays, 0 for padding."""
+    return 3 * real_forward_flops(size, (source != 0).sum(axis=1), (labels != 0).sum(axis=1))
+
+
 def training_flops(size: BenchSize) -> int:
     """A training step is a forward pass plus a backward pass of twice its cost."""
     return 3 * forward_flops(size)

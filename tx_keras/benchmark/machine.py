@@ -11,6 +11,9 @@ from pathlib import Path
 from tx_keras.runtime.accelerators import gpu_names
 from tx_keras.runtime.keras_backend import running_backend
 
+# The CPU flags that change which kernels run and how fast: vector width, bf16 and int8 dot products.
+INSTRUCTIONS = {"avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "avx_vnni", "amx_bf16", "amx_tile"}
+
 # How a report prints `onednn_enabled()`.
 ONEDNN_STATES = {True: "on", False: "off", None: "unknown"}
 
@@ -46,7 +49,7 @@ def machine() -> dict:
     return {
         "cpu": name,
         "cores": os.cpu_count(),
-        "instructions": sorted(flags & {"avx2", "avx512f", "avx512_bf16", "amx_bf16", "fma"}),
+        "instructions": sorted(flags & INSTRUCTIONS),
         "backend": backend,
         "gpus": gpu_names(),
         "onednn": onednn_enabled() if backend == "tensorflow" else None,

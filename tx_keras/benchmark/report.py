@@ -11,6 +11,36 @@ NAMES = {
 }
 
 
+def _xla(machine: dict) -> str:
+    return {True: "on", False: "off"}.get(machine.get("xla"), "unknown")
+
+
+def _stop(windows: dict, timing: dict) -> str:
+    """How many windows a block took and why it stopped, and which measure its ratios are read by."""
+    why = (
+        f"every ratio's 95 % interval within +-{100 * timing['target_half_width']:.1f} %"
+        if windows["reason"] == "narrow"
+        else f"time cap of {timing['time_cap_s']:.0f} s reached"
+    )
+    others = windows["others_cores"]
+    busy = "unknown" if others is None else f"{others:.2f} cores"
+    measure = {"cpu": "CPU time", "wall": "wall time"}[windows["primary"]]
+    return (
+        f"{windows['windows']} interleaved windows of {timing['steps']} steps in {windows['seconds']:.0f} s "
+        f"({why}); others kept {busy} busy, so {measure} is the primary figure"
+    )
+
+
+def ratio_text(ratio: dict, primary: str) -> str:
+    """`by CPU time 1.20x (95 % 1.15-1.25); by wall time ...`, the primary measure first."""
+    order = ["cpu", "wall"] if primary == "cpu" else ["wall", "cpu"]
+    return "; ".join(
+        f"by {measure if measure == 'wall' else 'CPU'} time {ratio[measure]['ratio']:.2f}x "
+        f"(95 % {ratio[measure]['low']:.2f}-{ratio[measure]['high']:.2f})"
+        for measure in order
+    )
+
+
 def _onednn(machine: dict) -> str:
     state = ONEDNN_STATES[machine["onednn"]]
     set_by = machine["onednn_env"]
@@ -25,15 +55,22 @@ def _header(results: dict) -> list[str]:
         f"{'; GPU ' + ', '.join(machine['gpus']) if machine['gpus'] else ''}), {machine['date']}, "
         f"load {machine['load_average'][0]:.2f} at start, {machine['load_average_end'][0]:.2f} at end",
         f"Keras backend: {results['backend']}"
-        + (f"; oneDNN kernels: {_onednn(machine)}" if results["backend"] == "tensorflow" else ""),
+        + (f"; oneDNN kernels: {_onednn(machine)}" if results["backend"] == "tensorflow" else "")
+        + f"; XLA: {_xla(machine)}",
         "size: " + ", ".join(f"{key} {value}" for key, value in size.items()),
         "parameters: "
         + ", ".join(f"{name} {count:,}" for name, count in results["parameters"].items())
         + " (parity within 2 % checked)",
         *(f"left out: {NAMES[name]}: {why}" for name, why in results["left_out"].items()),
-        "matmul peak: "
+        "matmul peak in this process: "
         + ", ".join(
             f"{dtype} {flops / 1e9:.1f} GFLOP/s" for dtype, flops in results["peak_flops_per_s"].items()
+        ),
+        *(
+            f"matmul peak with {library} kernels (own process, oneDNN "
+            f"{ONEDNN_STATES[result['onednn']]}): "
+            + ", ".join(f"{dtype} {flops / 1e9:.1f} GFLOP/s" for dtype, flops in result["peaks"].items())
+            for library, result in results["library_peaks"].items()
         ),
     ]
 
@@ -42,29 +79,31 @@ def _block(block: dict, timing: dict) -> list[str]:
     mfu = f"MFU({block['matmul_dtype']})"
     lines = [
         "",
-        f"training, {block['precision']}, jit_compile={block['jit_compile']} (median of {timing['windows']} "
-        f"interleaved windows of {timing['steps']} steps; padding {100 * block['padding_share']:.1f} % of "
-        "positions, not counted as tokens)",
-        f"  {'':<34} {'tokens/s':>10} {'spread':>7} {'GFLOP/s':>8} {mfu:>14} {'CPU ms/step':>12} "
-        f"{'matmuls':>8}",
+        f"training, {block['precision']}, jit_compile={block['jit_compile']} (rows: geometric mean of "
+        f"{_stop(block['windows'], timing)}; padding {100 * block['padding_share']:.1f} % of positions, "
+        "not counted as tokens)",
+        f"  {'':<34} {'tokens/s':>10} {'spread':>7} {'GFLOP/s':>8} {mfu:>14} {'all pos.':>9} "
+        f"{'CPU ms/step':>12} {'matmuls':>8}",
     ]
     for name, row in block["rows"].items():
         lines.append(
             f"  {NAMES[name]:<34} {row['tokens_per_s']:>10,.0f} {100 * row['spread']:>6.1f}% "
-            f"{row['flops_per_s'] / 1e9:>8.1f} {100 * row['mfu']:>13.1f}% {1000 * row['cpu_step_s']:>12.0f} "
+            f"{row['real_flops_per_s'] / 1e9:>8.1f} {100 * row['mfu']:>13.1f}% "
+            f"{100 * row['mfu_positions_own_peak']:>8.1f}% {1000 * row['cpu_step_s']:>12.0f} "
             f"{100 * row['matmul_share']:>7.0f}%"
         )
-    lines.append(
+    lines += [
+        f"  {mfu}: FLOPs on real tokens over the best {block['matmul_dtype']} matmul rate of any kernel "
+        f"library ({block['best_peak_flops_per_s'] / 1e9:.1f} GFLOP/s); all pos.: FLOPs on every computed "
+        f"position over this process's own peak ({block['peak_flops_per_s'] / 1e9:.1f} GFLOP/s), the "
+        "figure tx-bench printed before",
         f"  matmuls: the step's products alone (same shapes, forward and both gradients, nothing else) "
         f"take {1000 * block['matmul_only_s']:.0f} ms "
         f"({block['matmul_only_flops_per_s'] / 1e9:.1f} GFLOP/s); "
-        "the column is their share of each model's step"
-    )
+        "the column is their share of each model's step",
+    ]
     for name, ratio in block["ratios"].items():
-        lines.append(
-            f"  ratio {name}: {ratio['median']:.2f}x (windows {ratio['min']:.2f}-{ratio['max']:.2f}; "
-            f"by CPU time {ratio['cpu_median']:.2f}x)"
-        )
+        lines.append(f"  ratio {name}: {ratio_text(ratio, block['windows']['primary'])}")
     return lines
 
 
@@ -118,24 +157,27 @@ def _race_block(block: dict, timing: dict) -> list[str]:
     peaks = ", ".join(f"{backend} {flops / 1e9:.1f}" for backend, flops in block["peaks_by_backend"].items())
     lines = [
         "",
-        f"training, {block['precision']} (median of {timing['windows']} windows of {timing['steps']} steps, "
+        f"training, {block['precision']} (rows: geometric mean of {_stop(block['windows'], timing)}, "
         "interleaved across the backends' processes; padding "
         f"{100 * block['padding_share']:.1f} % of positions, not counted as tokens)",
         f"  {'':<34} {'backend':<11} {'XLA':<4} {'tokens/s':>10} {'spread':>7} {'GFLOP/s':>8} {mfu:>14} "
         f"{'CPU ms/step':>12} {'matmuls':>8} {'speed':>7}",
     ]
     for row in sorted(block["rows"], key=lambda row: list(NAMES).index(row["model"])):
-        speed = row["speed_vs_reference"]
+        speed = row["speed_vs_reference"][block["windows"]["primary"]]
         lines.append(
             f"  {NAMES[row['model']]:<34} {row['backend']:<11} {'on' if row['jit_compile'] else 'off':<4} "
             f"{row['tokens_per_s']:>10,.0f} {100 * row['spread']:>6.1f}% {row['flops_per_s'] / 1e9:>8.1f} "
             f"{100 * row['mfu']:>13.1f}% {1000 * row['cpu_step_s']:>12.0f} "
-            f"{100 * row['matmul_share']:>7.0f}% {speed['median']:>6.2f}x"
+            f"{100 * row['matmul_share']:>7.0f}% {speed['ratio']:>6.2f}x "
+            f"({speed['low']:.2f}-{speed['high']:.2f})"
         )
     lines += [
         f"  speed: times as fast as {NAMES[reference['model']]} on {reference['backend']} without XLA, "
-        "the median of ratios paired window by window",
-        f"  MFU: of the best {block['matmul_dtype']} matmul rate either backend reached ({peaks} GFLOP/s); "
+        f"by {block['windows']['primary']} time, the geometric mean of ratios paired window by window "
+        "(95 % interval)",
+        f"  MFU: FLOPs on real tokens over the best {block['matmul_dtype']} matmul rate either backend "
+        f"reached ({peaks} GFLOP/s); "
         "matmuls: the step's products alone, on the row's backend, as a share of its step",
     ]
     return lines

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import statistics
 import time
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tx_keras.benchmark.adaptive_windows import timed_windows
+from tx_keras.benchmark.ratio_interval import geometric_mean, ratio_interval
 from tx_keras.benchmark.size import BenchSize
+from tx_keras.benchmark.timing import Timing
 
 if TYPE_CHECKING:  # no Keras at run time: the parent of tx-bench's backend workers imports this
     import keras
@@ -43,28 +44,26 @@ def padding_share(source, labels) -> float:
 
 
 def interleaved_step_times(
-    models: dict[str, keras.Model], inputs, labels, windows: int, steps: int, warmup: int
-) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    models: dict[str, keras.Model], inputs, labels, timing: Timing
+) -> tuple[dict[str, list[float]], dict[str, list[float]], dict]:
     """Wall seconds and CPU seconds (user + kernel, all threads) per training step of each model, one
-    figure per window.
+    figure per window, and how the windows stopped (adaptive_windows.py).
 
-    Every model first runs `warmup` untimed steps (tracing, allocation). Then each window times `steps`
-    steps of every model in turn, the order reversed every other window (A B C, C B A, A B C, ...), so a
-    load change on the shared machine lands on every model instead of on whichever ran last. CPU time is
-    the steadier measure on a machine others load too: it counts the work, not the waiting.
+    Every model first runs `timing.warmup` untimed steps (tracing, allocation). Then each window times
+    `timing.steps` steps of every model in turn, the order reversed every other window (A B C, C B A, A B
+    C, ...), so a load change on the shared machine lands on every model instead of on whichever ran
+    last; windows continue until the ratios of ours to each other model are known within the target.
     """
     for model in models.values():
-        for _ in range(warmup):
+        for _ in range(timing.warmup):
             model.train_on_batch(inputs, labels)
-    wall: dict[str, list[float]] = {name: [] for name in models}
-    cpu: dict[str, list[float]] = {name: [] for name in models}
-    for window in range(windows):
-        for name, (seconds, cpu_seconds) in window_step_times(
-            models, inputs, labels, steps, reverse=window % 2 == 1
-        ).items():
-            wall[name].append(seconds)
-            cpu[name].append(cpu_seconds)
-    return wall, cpu
+    pairs = [("ours", name) for name in models if name != "ours"] if "ours" in models else []
+    return timed_windows(
+        lambda window: window_step_times(models, inputs, labels, timing.steps, reverse=window % 2 == 1),
+        pairs,
+        timing,
+        timing.steps,
+    )
 
 
 def window_step_times(
@@ -75,32 +74,30 @@ def window_step_times(
     names = list(models)
     times = {}
     for name in names[::-1] if reverse else names:
-        started, cpu_started = time.perf_counter(), os.times()
+        # process_time: user + kernel time of every thread at nanosecond resolution (os.times ticks at
+        # 10 ms, which a quick window's few milliseconds can round to zero, and a log ratio cannot take)
+        started, cpu_started = time.perf_counter(), time.process_time()
         for _ in range(steps):
             models[name].train_on_batch(inputs, labels)
-        cpu_ended = os.times()
+        cpu_ended = time.process_time()
         times[name] = (
             (time.perf_counter() - started) / steps,
-            (cpu_ended.user + cpu_ended.system - cpu_started.user - cpu_started.system) / steps,
+            (cpu_ended - cpu_started) / steps,
         )
     return {name: times[name] for name in names}
 
 
 def spread(values: list[float]) -> float:
-    """(max - min) / median: how far apart the windows of one row were."""
-    return (max(values) - min(values)) / statistics.median(values)
+    """(max - min) / geometric mean: how far apart the windows of one row were."""
+    return (max(values) - min(values)) / geometric_mean(values)
 
 
 def paired_ratio(
     reference: tuple[list[float], list[float]], other: tuple[list[float], list[float]]
-) -> dict[str, float]:
-    """How many times faster `reference` ran than `other`, window by window: their (wall, CPU) seconds
-    per step paired by window, so both met the same load."""
-    paired = [theirs / ours for ours, theirs in zip(reference[0], other[0], strict=True)]
-    paired_cpu = [theirs / ours for ours, theirs in zip(reference[1], other[1], strict=True)]
+) -> dict[str, dict[str, float]]:
+    """How many times faster `reference` ran than `other`, by wall and by CPU time: their (wall, CPU)
+    seconds per step paired by window, so both met the same load, each with its 95 % interval."""
     return {
-        "median": statistics.median(paired),
-        "min": min(paired),
-        "max": max(paired),
-        "cpu_median": statistics.median(paired_cpu),
+        "wall": ratio_interval(reference[0], other[0]),
+        "cpu": ratio_interval(reference[1], other[1]),
     }

@@ -9,18 +9,25 @@ under that policy, the same jit setting, batch, optimizer and loss, timed in int
 from __future__ import annotations
 
 import os
-import statistics
 from collections.abc import Callable
 from dataclasses import asdict
 
 import keras
 
 from tx_keras.benchmark import peers
-from tx_keras.benchmark.flops import MATMUL_DTYPES, PeakExceeded, training_flops, utilisation
-from tx_keras.benchmark.machine import machine
+from tx_keras.benchmark.flops import (
+    MATMUL_DTYPES,
+    PeakExceeded,
+    real_training_flops,
+    training_flops,
+    utilisation,
+)
+from tx_keras.benchmark.library_peaks import best_peaks, library_peaks
+from tx_keras.benchmark.machine import ONEDNN_STATES, machine
 from tx_keras.benchmark.matmul_peak import matmul_peak
 from tx_keras.benchmark.matmul_share import matmul_only_seconds
 from tx_keras.benchmark.parity import check_parity
+from tx_keras.benchmark.ratio_interval import geometric_mean
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.throughput import (
     interleaved_step_times,
@@ -124,41 +131,63 @@ def backend_batch(size: BenchSize) -> tuple[tuple, object]:
     return (to_tensor(source), to_tensor(target)), to_tensor(labels)
 
 
-def row(model: keras.Model, size: BenchSize, real: int, times: list[float], cpu: list[float]) -> dict:
-    """One model's figures from its windows' seconds per step (MFU and matmul share come later)."""
-    step = statistics.median(times)
+def row(
+    model: keras.Model, size: BenchSize, real: int, real_flops: int, times: list[float], cpu: list[float]
+) -> dict:
+    """One model's figures from its windows' seconds per step: the geometric mean of the windows, so the
+    ratio of two rows is the mean of their paired window ratios (ratio_interval.py). MFU and matmul share
+    come later."""
+    step = geometric_mean(times)
     return {
         "precision": model.dtype_policy.name,
         "jit_compile": bool(model.jit_compile),
         "parameters": int(model.count_params()),
         "step_s": step,
-        "cpu_step_s": statistics.median(cpu),
+        "cpu_step_s": geometric_mean(cpu),
+        "window_step_s": times,
+        "window_cpu_step_s": cpu,
         "tokens_per_s": real / step,
         "positions_per_s": size.tokens_per_step / step,
         "spread": spread(times),
         "window_tokens_per_s": [real / seconds for seconds in times],
         "flops_per_s": training_flops(size) / step,
+        "real_flops_per_s": real_flops / step,
     }
 
 
 def precision_block(
-    precision: str, jit_compile: bool, models: dict, size: BenchSize, timing: Timing, peak: Callable
+    precision: str,
+    jit_compile: bool,
+    models: dict,
+    size: BenchSize,
+    timing: Timing,
+    peak: Callable,
+    best_peak: dict[str, float],
 ) -> dict:
-    """Ours and the peers built under `precision`, compiled alike, timed in interleaved windows."""
+    """Ours and the peers built under `precision`, compiled alike, timed in interleaved windows until
+    their ratios are known (adaptive_windows.py).
+
+    Two MFUs per row: `mfu`, FLOPs on real tokens over the best rate of the block's matmul dtype in any
+    kernel library (`best_peak`, library_peaks.py), and `mfu_positions_own_peak`, FLOPs on every
+    computed position over the peak in this process's own library: the figure tx-bench printed before,
+    which counts padding as work and lets a slow library flatter it."""
     keras.backend.clear_session()
     built = compiled_models(precision, jit_compile, models)
     inputs, labels = backend_batch(size)
-    times, cpu = interleaved_step_times(built, inputs, labels, timing.windows, timing.steps, timing.warmup)
+    times, cpu, stop = interleaved_step_times(built, inputs, labels, timing)
     source, labels_array = keras.ops.convert_to_numpy(inputs[0]), keras.ops.convert_to_numpy(labels)
     real = real_tokens(source, labels_array)
+    real_flops = real_training_flops(size, source, labels_array)
     dtype = MATMUL_DTYPES[precision]
-    rows = {name: row(model, size, real, times[name], cpu[name]) for name, model in built.items()}
+    rows = {name: row(model, size, real, real_flops, times[name], cpu[name]) for name, model in built.items()}
     matmuls = matmul_only_seconds(size, dtype, timing.repeats)
     matmul_rate = training_flops(size) / matmuls
     # The step's own products run alone are dense matmuls too: a ceiling below their rate is too low.
     ceiling = peak(dtype, max(entry["flops_per_s"] for entry in rows.values()), matmul_rate)
+    best = max(ceiling, best_peak.get(dtype, 0.0))
     for entry in rows.values():
-        entry["mfu"] = utilisation(entry["flops_per_s"], ceiling)
+        entry["mfu"] = utilisation(entry["real_flops_per_s"], best)
+        entry["mfu_positions_own_peak"] = utilisation(entry["flops_per_s"], ceiling)
         entry["matmul_share"] = matmuls / entry["step_s"]
     ratios = {
         f"ours/{peer}": paired_ratio((times["ours"], cpu["ours"]), (times[peer], cpu[peer]))
@@ -171,9 +200,12 @@ def precision_block(
         "jit_compile": jit_compile,
         "matmul_dtype": dtype,
         "peak_flops_per_s": ceiling,
+        "best_peak_flops_per_s": best,
         "matmul_only_s": matmuls,
         "matmul_only_flops_per_s": matmul_rate,
         "padding_share": padding_share(source, labels_array),
+        "real_training_flops": real_flops,
+        "windows": stop,
         "rows": rows,
         "ratios": ratios,
     }
@@ -196,9 +228,26 @@ def training_blocks(
     check_parity(parameters)
     peak = PeakCeiling(timing.matmul_size)
     jit = resolve_jit(jit_compile)
-    for precision in precisions:
-        peak(MATMUL_DTYPES[precision], 0.0)
-    blocks = [precision_block(p, jit, models, size, timing, peak) for p in precisions]
+    dtypes = sorted({MATMUL_DTYPES[precision] for precision in precisions})
+    for dtype in dtypes:
+        peak(dtype, 0.0)
+    # Every kernel library TensorFlow offers, each in its own process; a JAX run has only its own.
+    libraries = library_peaks(dtypes, timing.matmul_size) if keras.backend.backend() == "tensorflow" else {}
+    own = (
+        f"this process (oneDNN {ONEDNN_STATES[started_on['onednn']]})"
+        if libraries
+        else f"this process ({keras.backend.backend()})"
+    )
+    best = best_peaks(
+        {**{name: result["peaks"] for name, result in libraries.items()}, own: dict(peak.peaks)}
+    )
+    blocks = [
+        precision_block(
+            p, jit, models, size, timing, peak, {dtype: b["flops_per_s"] for dtype, b in best.items()}
+        )
+        for p in precisions
+    ]
+    started_on["xla"] = jit
     return {
         "machine": started_on,
         "backend": keras.backend.backend(),
@@ -208,6 +257,8 @@ def training_blocks(
         "parameters": parameters,
         "left_out": left_out_peers(),
         "peak_flops_per_s": peak.peaks,
+        "library_peaks": libraries,
+        "best_peak_flops_per_s": best,
         "blocks": blocks,
     }
 

@@ -46,7 +46,24 @@ def _parser() -> argparse.ArgumentParser:
         "(default tensorflow)",
     )
     parser.add_argument(
-        "--windows", type=int, default=7, help="interleaved timed windows per model; the median is shown"
+        "--windows",
+        type=int,
+        default=8,
+        help="the fewest interleaved timed windows per block (>= 2; rounded up to even); each row is "
+        "their geometric mean (default 8)",
+    )
+    parser.add_argument(
+        "--target-half-width",
+        type=float,
+        default=0.03,
+        help="more windows until every ratio's 95 %% interval is within +- this share of it (default "
+        "0.03: +-3 %%)",
+    )
+    parser.add_argument(
+        "--time-cap",
+        type=float,
+        default=240.0,
+        help="...or until a block has timed windows for this many seconds (default 240)",
     )
     parser.add_argument("--steps", type=int, default=10, help="training steps per window")
     parser.add_argument("--warmup", type=int, default=3, help="untimed training steps first")
@@ -81,8 +98,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-saved-model", action="store_true", help="skip exporting and timing a SavedModel"
     )
-    parser.add_argument("--quick", action="store_true", help="a tiny size and 2 short windows (a smoke test)")
+    parser.add_argument(
+        "--quick", action="store_true", help="a tiny size, 4 short windows or 1 s of them (a smoke test)"
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
+    parser.add_argument(
+        "--markdown",
+        metavar="FILE.json",
+        nargs="+",
+        default=None,
+        help="measure nothing: print docs/performance.md's table of one machine kind from saved "
+        "tx-bench --json results (one row group per file, e.g. default kernels, --onednn on, --jit true)",
+    )
     return parser
 
 
@@ -100,12 +127,36 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
+def _markdown(paths: list[str]) -> None:
+    """Saved results of one machine kind as one markdown table; imports no Keras."""
+    from tx_keras.benchmark.markdown_table import MixedMachines, markdown
+
+    runs = []
+    for path in paths:
+        try:
+            with open(path) as file:
+                runs.append(json.load(file))
+        except (OSError, ValueError) as error:
+            _fail(f"--markdown {path}: {error}")
+        if "backends" in runs[-1]:
+            _fail(f"--markdown {path}: renders tx-bench --json of one backend, not the backend column's")
+    try:
+        print(markdown(runs))
+    except MixedMachines as error:
+        _fail(str(error))
+
+
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
+    if args.markdown:
+        _markdown(args.markdown)
+        return
     fields = {field: getattr(args, field) for field in vars(BenchSize())}
-    counts = (args.windows, args.steps, args.repeats, args.matmul_size)
-    if min(fields.values()) < 1 or min(counts) < 1 or args.warmup < 0:
-        _fail("sizes, --windows, --steps, --repeats and --matmul-size must be >= 1")
+    counts = (args.steps, args.repeats, args.matmul_size)
+    if min(fields.values()) < 1 or min(counts) < 1 or args.warmup < 0 or args.windows < 2:
+        _fail("sizes, --steps, --repeats and --matmul-size must be >= 1, --windows >= 2")
+    if args.target_half_width <= 0 or args.time_cap < 0:
+        _fail("--target-half-width must be > 0 and --time-cap >= 0")
     if fields["d_model"] % fields["num_heads"]:
         _fail(f"--num-heads {fields['num_heads']} must divide --d-model {fields['d_model']}")
     precisions = args.precisions.split(",") if args.precisions else None
@@ -125,10 +176,20 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.quick:
         size = QUICK_SIZE
-        timing = Timing(windows=3, steps=2, warmup=1, repeats=1, matmul_size=512, outputs=(4, 8))
+        timing = Timing(
+            windows=4, steps=2, warmup=1, repeats=1, matmul_size=512, outputs=(4, 8), time_cap_s=1.0
+        )
     else:
         size = BenchSize(**fields)
-        timing = Timing(args.windows, args.steps, args.warmup, args.repeats, args.matmul_size)
+        timing = Timing(
+            args.windows,
+            args.steps,
+            args.warmup,
+            args.repeats,
+            args.matmul_size,
+            target_half_width=args.target_half_width,
+            time_cap_s=args.time_cap,
+        )
     jit, fused_qkv = _shipped_settings()
     if args.jit is not None:
         jit = {"auto": "auto", "true": True, "false": False}[args.jit]

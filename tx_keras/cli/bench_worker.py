@@ -4,8 +4,8 @@ parent can interleave the windows of both backends as tx-bench interleaves model
 
 Protocol: the parent writes commands on stdin (`window 0|1`: one window, 1 = models in reverse order;
 `end`: close the precision block); the worker answers each with one line `TXB <json>` on stdout (other
-stdout lines are ignored): `ready` (parameters, machine), `warm` (a block's models are built and warmed
-up), `window` (seconds per step of each row), `block` (the block's matmul-only time and peak), `done`.
+stdout lines are ignored): `ready` (parameters, machine), `warm` (a block's row keys, its models built and
+warmed up), `window` (seconds per step of each row), `block` (the block's matmul-only time and peak), `done`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def serve(backend: str, spec: dict) -> None:
     """Build, warm up and time `spec`'s rows on `backend` as the parent's commands say."""
     import keras
 
-    from tx_keras.benchmark.flops import MATMUL_DTYPES, training_flops
+    from tx_keras.benchmark.flops import MATMUL_DTYPES, real_training_flops, training_flops
     from tx_keras.benchmark.machine import machine
     from tx_keras.benchmark.matmul_peak import matmul_peak
     from tx_keras.benchmark.matmul_share import matmul_only_seconds
@@ -75,7 +75,7 @@ def serve(backend: str, spec: dict) -> None:
         for model in rows.values():
             for _ in range(timing["warmup"]):
                 model.train_on_batch(inputs, labels)
-        _say("warm", precision)
+        _say("warm", list(rows))
         while (command := _command())[0] == "window":
             times = window_step_times(rows, inputs, labels, timing["steps"], reverse=command[1] == "1")
             _say("window", times)
@@ -89,6 +89,7 @@ def serve(backend: str, spec: dict) -> None:
                 "matmul_only_flops_per_s": training_flops(size) / matmuls,
                 "peak_flops_per_s": matmul_peak(dtype, timing["matmul_size"]),
                 "real_tokens": real_tokens(source, labels_array),
+                "real_training_flops": real_training_flops(size, source, labels_array),
                 "padding_share": padding_share(source, labels_array),
                 "rows": {
                     key: {

@@ -1,0 +1,137 @@
+"""docs/performance.md's tables, rendered from `tx-bench --json` files: the one source of its figures.
+
+One table per machine kind: the runs of one machine (e.g. TensorFlow's default kernels, oneDNN forced on,
+XLA on) are rows of one table, each with its precision, oneDNN and XLA state. Every ratio is computed
+here from the rows it stands beside, the same way for every run: ours' tokens/s over the row's (wall
+time), the row's CPU ms per step over ours' (CPU time). tx-bench's rows are geometric means of their
+windows, so these equal the paired-window ratios tx-bench printed, and the 95 % interval is recomputed
+from the windows the JSON keeps (ratio_interval.py); a file without windows (figures copied from an
+older table) gets its ratios from its rows and no interval. Imports no Keras: `tx-bench --markdown`
+runs anywhere.
+"""
+
+from __future__ import annotations
+
+from tx_keras.benchmark.machine import ONEDNN_STATES
+from tx_keras.benchmark.ratio_interval import ratio_interval
+from tx_keras.benchmark.report import NAMES
+
+STATES = {True: "on", False: "off", None: "unknown"}
+MEASURES = {"cpu": "CPU", "wall": "wall"}
+
+
+class MixedMachines(ValueError):
+    """Files from different CPUs: one table is one machine kind."""
+
+
+def row_ratios(rows: dict[str, dict], name: str) -> dict[str, float]:
+    """How many times faster ours ran than row `name`, by wall and CPU time, from the two rows alone."""
+    ours, theirs = rows["ours"], rows[name]
+    return {
+        "wall": ours["tokens_per_s"] / theirs["tokens_per_s"],
+        "cpu": theirs["cpu_step_s"] / ours["cpu_step_s"],
+    }
+
+
+def _interval(rows: dict[str, dict], name: str, measure: str) -> str:
+    key = {"wall": "window_step_s", "cpu": "window_cpu_step_s"}[measure]
+    if len(rows["ours"].get(key, [])) < 2:
+        return ""
+    interval = ratio_interval(rows["ours"][key], rows[name][key])
+    return f" ({interval['low']:.2f}-{interval['high']:.2f})"
+
+
+def _load(machine: dict) -> str:
+    start, end = machine.get("load_average"), machine.get("load_average_end")
+    if not start:
+        return "load not recorded"
+    return f"load {start[0]:.2f} at the start, {end[0]:.2f} at the end" if end else f"load {start[0]:.2f}"
+
+
+def _onednn(machine: dict) -> str:
+    how = (
+        f"TF_ENABLE_ONEDNN_OPTS={machine['onednn_env']}"
+        if machine.get("onednn_env") is not None
+        else "default"
+    )
+    return f"{ONEDNN_STATES[machine.get('onednn')]} ({how})"
+
+
+def _windows(block: dict) -> str:
+    windows = block.get("windows")
+    if not windows:
+        return "not kept"
+    others = "?" if windows["others_cores"] is None else f"{windows['others_cores']:.2f}"
+    return f"{windows['windows']}, {windows['reason']}; others {others} cores, {MEASURES[windows['primary']]}"
+
+
+def _rows(run: int, results: dict, block: dict) -> list[str]:
+    rows, machine = block["rows"], results["machine"]
+    lines = []
+    for name, row in rows.items():
+        ratios = ["", ""]
+        if name != "ours":
+            ratio = row_ratios(rows, name)
+            ratios = [f"{ratio[m]:.2f}x{_interval(rows, name, m)}" for m in ("cpu", "wall")]
+        mfu = f"{100 * row['mfu']:.1f} %" if "mfu" in row else "-"
+        lines.append(
+            f"| {run} | {block['precision']} | {_onednn(machine)} | {STATES[block['jit_compile']]} | "
+            f"{NAMES[name]} | {row['tokens_per_s']:,.0f} | {1000 * row['cpu_step_s']:,.0f} | {mfu} | "
+            f"{100 * row['mfu_positions_own_peak']:.1f} % | {ratios[0]} | {ratios[1]} | "
+            f"{_windows(block) if name == 'ours' else ''} |"
+        )
+    return lines
+
+
+def _run_note(run: int, results: dict) -> str:
+    machine = results["machine"]
+    peaks = "; ".join(
+        f"{block['precision']}: best {block['best_peak_flops_per_s'] / 1e9:.1f}, own "
+        f"{block['peak_flops_per_s'] / 1e9:.1f} GFLOP/s, padding {100 * block['padding_share']:.1f} %"
+        for block in results["blocks"]
+    )
+    return f"{run}. {machine['date']}, {_load(machine)}; matmul peaks {peaks}."
+
+
+def markdown(runs: list[dict]) -> str:
+    """One machine kind's table from its tx-bench --json results: a machine line, one row per model of
+    every precision block of every run, then a line per run (date, load, peaks). Raises MixedMachines
+    when the runs come from different CPUs."""
+    machine = runs[0]["machine"]
+    kinds = {(run["machine"]["cpu"], tuple(run["machine"]["instructions"])) for run in runs}
+    if len(kinds) > 1:
+        raise MixedMachines(
+            f"one table is one machine kind; these runs come from {len(kinds)}: {sorted(kinds)}"
+        )
+    size = runs[0]["size"]
+    lines = [
+        f"{machine['cpu']}, {machine['cores']} cores, flags `{' '.join(machine['instructions'])}`; "
+        f"Keras backend {runs[0]['backend']}; size: " + ", ".join(f"{k} {v}" for k, v in size.items()) + ".",
+        "",
+        "| run | precision | oneDNN | XLA | model | tokens/s | CPU ms/step | MFU (real tokens, best peak) | "
+        "MFU (all positions, own peak) | ours vs it, CPU time (95 %) | ours vs it, wall time (95 %) | "
+        "windows |",
+        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for run, results in enumerate(runs, 1):
+        for block in results["blocks"]:
+            lines += _rows(run, results, block)
+    lines += ["", *(_run_note(run, results) for run, results in enumerate(runs, 1))]
+    decoding = [
+        (run, key, rates)
+        for run, results in enumerate(runs, 1)
+        for key, rates in results.get("decoding", {}).items()
+        if isinstance(rates, dict)
+    ]
+    if decoding:
+        lines += [
+            "",
+            "| run | greedy decoding, float32 | prefix tokens/s | cached tokens/s | cached vs prefix |",
+            "|---|---|---:|---:|---:|",
+            *(
+                f"| {run} | {key} output tokens | {rates['prefix']:,.0f} | {rates['cached']:,.0f} | "
+                f"{rates['cached'] / rates['prefix']:.1f}x |"
+                for run, key, rates in decoding
+            ),
+        ]
+    return "\n".join(lines)
