@@ -289,24 +289,31 @@ def test_quick_bench_real_path_row(quick_report):
 
 
 class _Clock:
-    """perf_counter for code under test: moves only when a fake decoder runs."""
+    """perf_counter and process_time for code under test: they move only when a fake decoder runs."""
 
     def __init__(self):
         self.now = 0.0
+        self.cpu = 0.0
 
     def perf_counter(self) -> float:
         return self.now
 
+    def process_time(self) -> float:
+        return self.cpu
+
 
 def test_decoding_rates_are_tokens_over_the_median_call(monkeypatch):
-    """Three timed calls of each decoder taking the seconds below: rates worked out by hand."""
+    """Three timed calls of each decoder taking the wall and CPU seconds below: rates and ratios worked out
+    by hand."""
     clock = _Clock()
     seconds = {"prefix": [100.0, 0.30, 0.20, 0.25], "cached": [100.0, 0.05, 0.10, 0.04]}  # warm-up first
+    cpu_seconds = {"prefix": [9.0, 0.30, 0.20, 0.20], "cached": [9.0, 0.04, 0.05, 0.05]}
 
     def fake(name):
         def build(model, outputs):
             def decode(source):
                 clock.now += seconds[name].pop(0)
+                clock.cpu += cpu_seconds[name].pop(0)
                 return source
 
             return decode
@@ -321,7 +328,8 @@ def test_decoding_rates_are_tokens_over_the_median_call(monkeypatch):
     assert rates["prefix"] == pytest.approx(tokens / 0.25)  # 128 tokens/s
     assert rates["cached"] == pytest.approx(tokens / 0.05)  # 640 tokens/s
     assert rates["speedup"] == pytest.approx(6.0)  # median of the paired ratios 6, 2, 6.25
-    assert seconds == {"prefix": [], "cached": []}
+    assert rates["cpu_speedup"] == pytest.approx(4.0)  # median of the paired CPU ratios 7.5, 4, 4
+    assert seconds == cpu_seconds == {"prefix": [], "cached": []}
 
 
 def test_matmul_peak_counts_two_flops_per_multiply_add(monkeypatch):
@@ -337,7 +345,7 @@ def test_quick_bench_decoding(quick_report):
     for outputs in ("4", "8"):
         rates = quick_report["decoding"][outputs]
         # one timed call each in a quick run: what they are made of is checked on a fake clock above
-        assert rates["cached"] > 0 and rates["prefix"] > 0 and rates["speedup"] > 0
+        assert min(rates[key] for key in ("cached", "prefix", "speedup", "cpu_speedup")) > 0
     assert quick_report["decoding"]["saved_model_8"] > 0
     assert quick_report["machine"]["cores"] >= 1 and quick_report["machine"]["date"].endswith("UTC")
     # --onednn sets TensorFlow's switch before it starts, and the run reads the state back from TensorFlow
