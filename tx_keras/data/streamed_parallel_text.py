@@ -9,7 +9,6 @@ the one preparation pass, complete before training starts (prepared_corpus.py).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 
 import numpy as np
@@ -76,7 +75,6 @@ def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
     source_width = max(len(row) for split in SPLITS for row in ids[split][0])
     target_width = max(len(row) for split in SPLITS for row in ids[split][1])
     sample_source, sample_target = ids["train"]
-    widths = (source_format, target_format, source_width, target_width)
     stream = TrainStream(
         files=tuple(str(path) for path in prepared.train_files),
         source_tokenizer=source_tokenizer,
@@ -87,9 +85,6 @@ def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
         shuffle_buffer=config.stream_shuffle_buffer,
         sample_lengths=np.array(
             [max(len(s), len(t)) for s, t in zip(sample_source, sample_target, strict=True)], np.int64
-        ),
-        counts_file=str(
-            prepared.folder / f"bucket-counts-{_rows_digest(source_vocab, target_vocab, widths)}"
         ),
         sample_tokens=float(
             np.mean([len(s) + len(t) - 1 for s, t in zip(sample_source, sample_target, strict=True)])
@@ -133,11 +128,3 @@ def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
         report,
         train_stream=stream,
     )
-
-
-def _rows_digest(source_vocab: Vocabulary, target_vocab: Vocabulary, widths: tuple) -> str:
-    """What decides the training rows of the prepared parts: both vocabularies, formats and widths."""
-    digest = hashlib.sha256(repr(widths).encode())
-    for token in (*source_vocab.tokens, "\n", *target_vocab.tokens):
-        digest.update(token.encode() + b"\n")
-    return digest.hexdigest()[:24]
