@@ -121,10 +121,6 @@ def _problem(compose_config, *overrides) -> str:
         ("trainer.learning_rate=0", "trainer.learning_rate=0.0 must be >= 1e-12"),
         ("trainer.backend=torch", "trainer.backend='torch' is not allowed; choose one of: tensorflow, jax"),
         (
-            "data=parallel_text data.path=x.tsv data.stream=true trainer.distribution=data_parallel",
-            "data.stream=true with trainer.distribution=data_parallel is not supported yet",
-        ),
-        (
             "trainer.backend=jax trainer.jit_compile=false",
             "trainer.jit_compile=false with trainer.backend=jax: JAX would run every op",
         ),

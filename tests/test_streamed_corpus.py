@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -103,15 +104,22 @@ def _epoch_rows(dataset):
     return [[tuple(int(i) for i in row if i) for row in source.numpy()] for (source, _), _ in dataset]
 
 
+def _rows_of(batches) -> list[tuple]:
+    return [row for batch in _epoch_rows(batches) for row in batch]
+
+
 def test_an_epoch_streams_every_training_pair_once_in_an_order_the_epoch_and_skip_replay(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.tsv", 600)
-    task = build_task(_config(corpus, tmp_path / "cache"))
+    # A sample of every training pair: the epoch's steps (the sample's, scaled) are exactly one pass's.
+    task = build_task(_config(corpus, tmp_path / "cache", stream_sample=10_000))
     stream = task.train_stream
     epoch, skip = tf.Variable(0, dtype=tf.int64), tf.Variable(0, dtype=tf.int64)
-    dataset = stream.dataset(16, 256, "bucket", seed=5, epoch=epoch, skip=skip)
+    left_out = tf.Variable(0, dtype=tf.int64)
+    dataset = stream.dataset(16, 256, "bucket", seed=5, epoch=epoch, skip=skip, left_out=left_out)
     first = _epoch_rows(dataset)
     rows = [row for batch in first for row in batch]
-    assert len(rows) == stream.pairs  # every training pair once (none wider than the widths here)
+    assert len(first) == stream.epoch_steps(16, 256, "bucket") and len(rows) == stream.pairs  # each once
+    assert int(left_out.numpy()) == 0  # none wider than the widths here
     skip.assign(3)
     # The same order again, less the batches a resume skips (the trainer ends that epoch at its last batch:
     # the declared length stays the full epoch's).
@@ -121,13 +129,14 @@ def test_an_epoch_streams_every_training_pair_once_in_an_order_the_epoch_and_ski
     epoch.assign(1)
     second = _epoch_rows(dataset)
     assert second != first and sorted(row for batch in second for row in batch) == sorted(rows)
-    shards = [
-        sorted(
-            row for batch in _epoch_rows(stream.shard(i, 2).dataset(16, None, "fixed", 5)) for row in batch
-        )
-        for i in range(2)
-    ]
-    assert sorted(shards[0] + shards[1]) == sorted(rows) and abs(len(shards[0]) - len(shards[1])) <= 64
+    # Two processes' shards: the same steps, batch shapes step by step, disjoint lines that together cover
+    # the pass (fixed batching runs across a pass's end: full batches, so a few rows of the next pass).
+    steps = stream.shard(0, 2).epoch_steps(8, None, "fixed")
+    shards = [list(stream.shard(i, 2).dataset(8, None, "fixed", 5)) for i in range(2)]
+    shapes = [[tuple(source.shape) + tuple(labels.shape) for (source, _), labels in s] for s in shards]
+    assert len(shapes[0]) == steps and shapes[0] == shapes[1] == [shapes[0][0]] * steps
+    both = [row for shard in shards for row in _rows_of(shard)]
+    assert set(both) == set(rows) and len(both) - len(rows) < 16
 
 
 def test_a_second_build_reads_the_prepared_parts_and_max_pairs_is_refused(tmp_path):
@@ -158,30 +167,42 @@ _RUN = [
     "export.enabled=false",
 ]
 
-# Runs tx-train in a child and prints its peak RSS (KiB) and wall time: a fresh wrapper per run, so
-# RUSAGE_CHILDREN holds that run's peak alone.
+# Runs tx-train in a child and prints its exit code, peak RSS (KiB) and start time (epoch seconds): a fresh
+# wrapper per run, so RUSAGE_CHILDREN holds that run's peak alone.
 _MEASURE = (
-    "import resource, subprocess, sys, time; started = time.monotonic(); "
+    "import resource, subprocess, sys, time; started = time.time(); "
     "code = subprocess.run([sys.executable, '-m', 'tx_keras.cli.train', *sys.argv[1:]], "
     "stdout=subprocess.DEVNULL).returncode; "
-    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, time.monotonic() - started)"
+    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, started)"
 )
 
 
-def _measured_run(tmp_path: Path, pairs: int, *extra: str) -> tuple[int, float]:
-    """(peak RSS in KiB, seconds) of a short streamed run on a generated corpus of `pairs` pairs."""
-    corpus = write_corpus(tmp_path / f"corpus-{pairs}.tsv", pairs)
-    run_dir = tmp_path / f"run-{pairs}"
+def _first_step_s(run_dir: Path, started: float) -> float:
+    """Seconds from the process start to the end of the first training step, at most: the time stamp of
+    train.log's first progress line (Progress writes one ~30 s into an epoch: at step 1 when the first step's
+    trace takes that long, as it does here), less the wrapper's start."""
+    line = next(line for line in (run_dir / "train.log").open() if "tx_keras.progress: epoch 1/" in line)
+    stamp = datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+    return stamp - started
+
+
+def _measured_run(tmp_path: Path, pairs: int, *extra: str, name: str = "run") -> tuple[int, float]:
+    """(peak RSS in KiB, seconds to the first step) of a short streamed run on a generated corpus of
+    `pairs` pairs (generated once: a second run finds its prepared parts and vocabularies cached)."""
+    corpus = tmp_path / f"corpus-{pairs}.tsv"
+    if not corpus.exists():
+        write_corpus(corpus, pairs)
+    run_dir = tmp_path / f"{name}-{pairs}"
     args = [*_RUN, f"data.path={corpus}", f"data.cache_dir={tmp_path / 'cache'}", f"hydra.run.dir={run_dir}"]
     result = subprocess.run(
-        [sys.executable, "-c", _MEASURE, *args, *extra], capture_output=True, text=True, timeout=900
+        [sys.executable, "-c", _MEASURE, *args, *extra], capture_output=True, text=True, timeout=1800
     )
-    code, peak, seconds = result.stdout.split()
+    code, peak, started = result.stdout.split()
     assert code == "0", result.stderr[-2000:]
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "completed" and summary["data"]["pairs"]["train"] > pairs
     assert 0 < summary["data"]["padding_fraction"] < 1
-    return int(peak), float(seconds)
+    return int(peak), _first_step_s(run_dir, float(started))
 
 
 # Builds a streamed task in a child and streams 200 training batches; prints the child's peak RSS (KiB).
@@ -239,13 +260,28 @@ def test_the_streamed_data_path_keeps_memory_flat_from_10k_to_100k_pairs(tmp_pat
     assert abs(large - small) < 0.2 * small, (small, large)
 
 
-@pytest.mark.slow  # 2M pairs: not run on 2026-12-02 (the machine was shared at load ~10)
-def test_peak_memory_is_flat_from_200k_to_2m_pairs(tmp_path):
+@pytest.mark.slow  # generates 2.2M lines (~1 min) and runs three times: ~15 min at load ~7 (2026-12-02)
+def test_peak_memory_is_flat_from_200k_to_2m_pairs_and_training_starts_within_2_minutes(tmp_path):
+    """The issue's "done when": a generated corpus of 200k and of 2M pairs trains with peak RSS within 20 %
+    and its first step within 2 minutes of the process start, on a first run (preparation pass, vocabularies
+    learned from the 200k-pair sample) and, cached, within 30 s. Time is wall time from the wrapper's start to
+    the time stamp of the first progress line in train.log (the end of the first step, its trace included);
+    generating the corpus is not counted. Load stretches wall time. Run on 2026-12-02 at load ~7 (2 shared
+    cores) it failed the time bound: 205 s at 200k, 288 s at 2M (peak RSS 1.19 / 1.20 GB passed); the
+    figures and what is left are in docs/corpora.md."""
     small, large = (
-        _measured_run(tmp_path, pairs, "trainer.max_train_minutes=0.1") for pairs in (200_000, 2_000_000)
+        _measured_run(tmp_path, pairs, "trainer.max_train_minutes=0.1", "data.stream_sample=200000")
+        for pairs in (200_000, 2_000_000)
+    )
+    cached = _measured_run(
+        tmp_path, 2_000_000, "trainer.max_train_minutes=0.1", "data.stream_sample=200000", name="cached"
+    )
+    print(
+        f"peak RSS, first step: 200k {small[0]} KiB, {small[1]:.0f} s; 2M {large[0]} KiB, {large[1]:.0f} s; "
+        f"2M cached {cached[0]} KiB, {cached[1]:.0f} s"
     )
     assert abs(large[0] - small[0]) < 0.2 * small[0], (small, large)
-    assert small[1] < 180 and large[1] < 240, (small, large)  # includes TensorFlow's start and evaluation
+    assert small[1] < 120 and large[1] < 120 and cached[1] < 30, (small, large, cached)
 
 
 _RESUMED = [
@@ -295,3 +331,50 @@ def test_kill_9_mid_epoch_then_the_same_command_equals_an_uninterrupted_run(tmp_
     assert a.keys() == b.keys() and all(np.array_equal(a[name], b[name]) for name in a if name != "meta")
     summaries = [json.loads((run / "summary.json").read_text()) for run in (straight, run_dir)]
     assert summaries[0]["metrics"] == summaries[1]["metrics"]
+
+
+def _two_processes(tmp_path, corpus, *extra: str) -> list[tuple[int, str, str]]:
+    """A streamed tiny run in 2 JAX processes over loopback: (exit code, stdout, stderr) of each."""
+    from tests.test_distribution import _free_port
+
+    port = _free_port()
+    common = [
+        *_RUN,
+        "trainer.backend=jax",
+        "trainer.epochs=1",
+        "trainer.precision=float32",
+        "model.dropout=0.0",
+        f"data.path={corpus}",
+        f"data.cache_dir={tmp_path / 'cache'}",
+        f"hydra.run.dir={tmp_path / 'two'}",
+        "trainer.distribution=data_parallel",
+        "trainer.num_processes=2",
+        f"trainer.coordinator=127.0.0.1:{port}",
+        *extra,
+    ]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tx_keras.cli.train", *common, f"trainer.process_id={index}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+        )
+        for index in (1, 0)
+    ]
+    outputs = [process.communicate(timeout=600) for process in processes]
+    return [(process.returncode, *output) for process, output in zip(processes, outputs, strict=True)]
+
+
+@pytest.mark.slow  # 4:10 on 2 cores shared at load ~7 (2026-12-02): two JAX processes, trace and evaluation
+def test_two_jax_processes_each_read_their_own_shard_of_the_stream(tmp_path):
+    """Fixed batching: each process streams every 2nd line of each part and batches half of each global
+    batch; both run the epoch's steps (the sample's estimate, the same in both) and finish together."""
+    corpus = write_corpus(tmp_path / "corpus.tsv", 600)
+    results = _two_processes(tmp_path, corpus, "trainer.batching=fixed")
+    for code, _, stderr in results:
+        assert code == 0, stderr[-2000:]
+    logs = [stdout + stderr for _, stdout, stderr in results]
+    assert "process 1 of 2 streams its shard" in logs[0] and "process 0 of 2 streams its shard" in logs[1]
+    summary = json.loads((tmp_path / "two" / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["data"]["stream_left_out_wide_pairs"] == 0

@@ -288,11 +288,6 @@ def check_config(cfg: Mapping) -> None:
         raise ConfigError(
             f"trainer.objective={trainer['objective']} is measured only on real text (data=parallel_text)"
         )
-    if data.get("stream") and trainer["distribution"] != "none":
-        raise ConfigError(
-            "data.stream=true with trainer.distribution=data_parallel is not supported yet (the stream does "
-            "not pad or share its batches between replicas); use data.stream=false"
-        )
     if cfg["export"]["length_penalty"] == "auto" and data["name"] != "parallel_text":
         raise ConfigError(
             "export.length_penalty=auto picks the alpha by validation chrF, measured only on real text "

@@ -11,7 +11,8 @@ size, whatever the corpus size.
 
 from __future__ import annotations
 
-import heapq
+import bisect
+from itertools import accumulate, islice
 
 from tx_keras.data.source_split import flat_pairs, take_groups
 
@@ -25,7 +26,8 @@ class HeldOutSources:
         self.needed = num_validation + num_test
         self.num_validation, self.num_test = num_validation, num_test
         self._groups: dict[int, list[Pair]] = {}  # source hash -> its pairs, the current candidates
-        self._largest: list[int] = []  # max-heap (negated) of the candidates' hashes
+        self._keys: list[int] = []  # the candidates' hashes, ascending
+        self._sizes: list[int] = []  # their pair counts, in the same order
         self._held = 0  # pairs in the candidates
 
     def add(self, key: int, pair: Pair) -> list[Pair]:
@@ -34,34 +36,41 @@ class HeldOutSources:
         group = self._groups.get(key)
         if group is not None:
             group.append(pair)
-        elif self._held >= self.needed and key > -self._largest[0]:
+            self._sizes[bisect.bisect_left(self._keys, key)] += 1
+        elif self._held >= self.needed and key > self._keys[-1]:
             return [pair]
         else:
             self._groups[key] = [pair]
-            heapq.heappush(self._largest, -key)
+            at = bisect.bisect_left(self._keys, key)
+            self._keys.insert(at, key)
+            self._sizes.insert(at, 1)
         self._held += 1
         return self._evict()
 
     def _evict(self) -> list[Pair]:
         """Drop the largest candidates while the others still fill the held-out sets."""
         released: list[Pair] = []
-        while self._largest:
-            largest = -self._largest[0]
-            if self._held - len(self._groups[largest]) < self.needed or not self._fill_without(largest):
+        while self._keys:
+            largest = self._keys[-1]
+            if self._held - len(self._groups[largest]) < self.needed or not self._fill_without_largest():
                 break
-            heapq.heappop(self._largest)
+            self._keys.pop()
+            self._sizes.pop()
             group = self._groups.pop(largest)
             self._held -= len(group)
             released += group
         return released
 
-    def _fill_without(self, largest: int) -> bool:
+    def _fill_without_largest(self) -> bool:
         """Whether the other candidates fill both sets (the test set's overflowing source loses its surplus,
-        so whole sources may need more than `needed` pairs)."""
-        groups = [self._groups[key] for key in sorted(self._groups) if key != largest]
-        test, rest = take_groups(groups, self.num_test)
-        validation, _ = take_groups(rest, self.num_validation)
-        return sum(map(len, test)) == self.num_test and sum(map(len, validation)) == self.num_validation
+        so whole sources may need more than `needed` pairs). The pass calls this for every new candidate,
+        so it sums the counts in C (accumulate) and never sorts or copies the groups."""
+        others = self._held - self._sizes[-1]
+        if self.num_test == 0:
+            return others >= self.num_validation
+        totals = list(accumulate(islice(self._sizes, len(self._sizes) - 1)))
+        end = bisect.bisect_left(totals, self.num_test)  # the test set's last source: its surplus is dropped
+        return end < len(totals) and others - totals[end] >= self.num_validation
 
     def splits(self) -> tuple[dict[str, list[Pair]], list[Pair]]:
         """After the pass: ({"test", "validation"} pairs, the candidates left over, which are training data).

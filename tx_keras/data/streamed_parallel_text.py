@@ -9,10 +9,10 @@ the one preparation pass, complete before training starts (prepared_corpus.py).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 
 import numpy as np
+import tensorflow as tf
 
 from tx_keras.data.corpus_files import corpus_files
 from tx_keras.data.corpus_location import cache_folder
@@ -27,6 +27,7 @@ from tx_keras.data.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
 
+_COUNT_BATCH = 4096  # texts per tokenizer call when only their lengths are needed
 _TRAIN_ROWS = 1024  # sample rows kept as the task's "train" arrays (model building, diagnostics)
 
 
@@ -62,21 +63,24 @@ def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
         target_vocab = learned_vocabulary(targets, target_format, size, vocabularies)
     source_tokenizer = TextTokenizer(source_vocab, source_format)
     target_tokenizer = TextTokenizer(target_vocab, target_format)
+    # Token ids of the held-out sets and of the sample rows the task keeps; the sample's lengths alone (as
+    # numpy, never Python lists of ids: 200k rows) for the widths and the epoch's batch count.
+    kept = {"train": pairs["train"][:_TRAIN_ROWS], "validation": pairs["validation"], "test": pairs["test"]}
     ids = {
         split: (
-            [[*row, Vocabulary.EOS] for row in tokenized([s for s, _ in pairs[split]], source_tokenizer)],
+            [[*row, Vocabulary.EOS] for row in tokenized([s for s, _ in kept[split]], source_tokenizer)],
             [
                 [Vocabulary.SOS, *row, Vocabulary.EOS]
-                for row in tokenized([t for _, t in pairs[split]], target_tokenizer)
+                for row in tokenized([t for _, t in kept[split]], target_tokenizer)
             ],
         )
         for split in SPLITS
     }
+    sample_source = _token_counts(sources, source_tokenizer) + 1  # + EOS
+    sample_target = _token_counts(targets, target_tokenizer) + 2  # SOS + EOS
     # The widths: the longest rows of the sample and the held-out sets; training rows beyond are left out.
-    source_width = max(len(row) for split in SPLITS for row in ids[split][0])
-    target_width = max(len(row) for split in SPLITS for row in ids[split][1])
-    sample_source, sample_target = ids["train"]
-    widths = (source_format, target_format, source_width, target_width)
+    source_width = max(int(sample_source.max()), *(len(row) for split in SPLITS for row in ids[split][0]))
+    target_width = max(int(sample_target.max()), *(len(row) for split in SPLITS for row in ids[split][1]))
     stream = TrainStream(
         files=tuple(str(path) for path in prepared.train_files),
         source_tokenizer=source_tokenizer,
@@ -85,18 +89,10 @@ def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
         target_width=target_width,
         pairs=prepared.pairs["train"],
         shuffle_buffer=config.stream_shuffle_buffer,
-        sample_lengths=np.array(
-            [max(len(s), len(t)) for s, t in zip(sample_source, sample_target, strict=True)], np.int64
-        ),
-        counts_file=str(
-            prepared.folder / f"bucket-counts-{_rows_digest(source_vocab, target_vocab, widths)}"
-        ),
-        sample_tokens=float(
-            np.mean([len(s) + len(t) - 1 for s, t in zip(sample_source, sample_target, strict=True)])
-        ),
+        sample_lengths=np.maximum(sample_source, sample_target),
+        sample_tokens=float(np.mean(sample_source + sample_target - 1)),
     )
-    ids["train"] = (sample_source[:_TRAIN_ROWS], sample_target[:_TRAIN_ROWS])
-    pairs["train"] = pairs["train"][:_TRAIN_ROWS]
+    pairs["train"] = kept["train"]
     splits = {
         split: (pad_rows(source, source_width), pad_rows(target, target_width))
         for split, (source, target) in ids.items()
@@ -108,7 +104,7 @@ def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
         "tokenizers": {"source": source_kind, "target": target_kind},
         "vocabulary": {"source": len(source_vocab), "target": len(target_vocab)},
         "unknown_target_tokens": {split: unknown_share(splits[split][1]) for split in SPLITS},
-        "stream": {"sample": len(sample_source), "shuffle_buffer": config.stream_shuffle_buffer},
+        "stream": {"sample": len(sources), "shuffle_buffer": config.stream_shuffle_buffer},
     }
     log.info(
         "parallel_text (streamed): %s train / %s validation / %s test pairs; vocabularies %d %s + %d %s "
@@ -118,7 +114,7 @@ def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
         source_kind,
         len(target_vocab),
         target_kind,
-        len(sample_source),
+        len(sources),
         source_width,
         target_width,
     )
@@ -135,9 +131,15 @@ def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
     )
 
 
-def _rows_digest(source_vocab: Vocabulary, target_vocab: Vocabulary, widths: tuple) -> str:
-    """What decides the training rows of the prepared parts: both vocabularies, formats and widths."""
-    digest = hashlib.sha256(repr(widths).encode())
-    for token in (*source_vocab.tokens, "\n", *target_vocab.tokens):
-        digest.update(token.encode() + b"\n")
-    return digest.hexdigest()[:24]
+def _token_counts(texts: list[str], tokenizer: TextTokenizer) -> np.ndarray:
+    """Tokens per text (no SOS/EOS), tokenized in parallel batches by tf.data, kept as numpy."""
+    dataset = (
+        tf.data.Dataset.from_tensor_slices(texts)
+        .batch(_COUNT_BATCH)
+        .map(
+            lambda batch: tokenizer.tokenize(batch).row_lengths(),
+            num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=True,  # in the texts' order
+        )
+    )
+    return np.concatenate([batch.numpy() for batch in dataset]).astype(np.int64)

@@ -10,9 +10,7 @@ epoch's iterator opens, as for data/pipeline.py) sees the same batches as an uni
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
@@ -21,7 +19,6 @@ from tx_keras.data.batching import BATCHING
 from tx_keras.data.length_batches import batch_width, bucket_widths, length_batches
 from tx_keras.data.text_tokenizer import TextTokenizer
 from tx_keras.data.vocabulary import Vocabulary
-from tx_keras.run_folder.atomic_write import atomic_file
 
 _TOKENIZE_BATCH = 1024
 
@@ -40,16 +37,32 @@ class TrainStream:
     shuffle_buffer: int  # lines per shuffled window
     sample_lengths: np.ndarray  # max(source, target) row length per sampled pair
     sample_tokens: float  # mean real tokens (both sides) per sampled pair
-    counts_file: str  # where bucket_counts caches its count (a path prefix; the shard is appended)
     shard_index: int = 0
     shard_count: int = 1
 
     def shard(self, index: int, count: int) -> TrainStream:
         """This stream's share for process `index` of `count` (data parallel): every count-th line of each
-        part, so the processes read disjoint pairs and together the whole corpus."""
+        epoch's shuffled pass, so the processes train disjoint pairs and together the whole corpus (each
+        reads the files through, and tokenizes and batches its own lines only)."""
         if not 0 <= index < count:
             raise ValueError(f"shard index {index} is not in [0, {count})")
         return dataclasses.replace(self, shard_index=index, shard_count=count)
+
+    def epoch_steps(self, batch_size: int, batch_tokens: int | None, batching: str) -> int:
+        """Batches in an epoch: the sample's rows per bucket width scaled to the corpus (this shard's share),
+        batched as the stream batches them. Known at once, the same in every process and every run (no pass
+        over the corpus before training), so Keras runs exactly that many steps an epoch."""
+        pairs = max(1, -(-self.pairs // self.shard_count))
+        if batching == "fixed" or not len(self.sample_lengths):
+            return -(-pairs // batch_size)
+        widths = bucket_widths(max(self.source_width, self.target_width))
+        sizes = [batch_size if batch_tokens is None else max(1, batch_tokens // int(w)) for w in widths]
+        sampled = np.bincount(
+            np.searchsorted(widths, self.sample_lengths, side="left"), minlength=len(widths)
+        )[: len(widths)]
+        scale = pairs / len(self.sample_lengths)
+        batches = (int(np.ceil(count * scale / size)) for count, size in zip(sampled, sizes, strict=True))
+        return max(1, sum(batches))
 
     def dataset(
         self,
@@ -59,18 +72,22 @@ class TrainStream:
         seed: int,
         epoch: tf.Variable | int = 0,
         skip: tf.Variable | None = None,
+        steps: int | None = None,
+        left_out: tf.Variable | None = None,
     ) -> tf.data.Dataset:
         """`((source, decoder_input), labels)` int32 batches, as data.make_dataset yields them; `skip`
-        batches at the epoch's start are left out (a run resumed inside an epoch)."""
+        batches at the epoch's start are left out (a run resumed inside an epoch).
+
+        An epoch is `steps` batches (default: epoch_steps): the pass of the parts drawn from (seed, epoch),
+        continued by the next pass of that epoch's order if the estimate runs past it, cut where it ends if
+        it falls short (by the sample's sampling error, well under 1 % of the pairs at 200k sampled). Rows
+        wider than the widths are left out and counted in `left_out` (cumulative over the process's passes).
+        """
         if batching not in BATCHING:
             raise ValueError(f"batching={batching!r}; choose one of: {', '.join(BATCHING)}")
         widths = bucket_widths(max(self.source_width, self.target_width))
         sizes = [batch_size if batch_tokens is None else max(1, batch_tokens // int(w)) for w in widths]
-        counts = self.bucket_counts()
-        if batching == "fixed":
-            length = -(-int(counts.sum()) // batch_size)
-        else:
-            length = sum(-(-int(count) // size) for count, size in zip(counts, sizes, strict=True))
+        length = self.epoch_steps(batch_size, batch_tokens, batching) if steps is None else steps
 
         def start(_):
             """Runs each time an iteration starts, so it reads the epoch and skip the trainer has just set."""
@@ -81,25 +98,35 @@ class TrainStream:
         def epoch_batches(current: tf.Tensor, skipped: tf.Tensor) -> tf.data.Dataset:
             key = tf.random.experimental.stateless_fold_in(tf.constant([seed, 0], tf.int64), current)
 
-            def shuffled(index: tf.Tensor, window: tf.Tensor) -> tf.Tensor:
-                """A window of lines in an order drawn from (seed, epoch, window)."""
-                window_key = tf.random.experimental.stateless_fold_in(key, index)
-                return tf.random.experimental.stateless_shuffle(window, seed=window_key)
+            def pass_batches(number: tf.Tensor) -> tf.data.Dataset:
+                """The epoch's pass `number` over the parts (0, and 1 if the epoch runs past the first):
+                bucketed batches (a pass's last ones flushed at its end), or rows for fixed batching."""
+                pass_key = tf.random.experimental.stateless_fold_in(key, number)
 
-            files = tf.random.experimental.stateless_shuffle(tf.constant(list(self.files)), seed=key)
-            lines = self._lines(files).batch(self.shuffle_buffer).enumerate().map(shuffled).unbatch()
-            rows = self._tokenized(lines)
-            if batching == "fixed":
-                shapes = ([self.source_width], [self.target_width])
-                batches = rows.padded_batch(batch_size, padded_shapes=shapes)
-            else:
-                batches = rows.bucket_by_sequence_length(
+                def shuffled(index: tf.Tensor, window: tf.Tensor) -> tf.Tensor:
+                    """A window of lines in an order drawn from (seed, epoch, pass, window)."""
+                    window_key = tf.random.experimental.stateless_fold_in(pass_key, index)
+                    return tf.random.experimental.stateless_shuffle(window, seed=window_key)
+
+                files = tf.random.experimental.stateless_shuffle(tf.constant(list(self.files)), seed=pass_key)
+                lines = self._lines(files).batch(self.shuffle_buffer).enumerate().map(shuffled).unbatch()
+                # This shard's lines: every shard_count-th of the pass (disjoint; sizes differ by one at most)
+                rows = self._tokenized(lines.shard(self.shard_count, self.shard_index), left_out)
+                if batching == "fixed":
+                    return rows
+                return rows.bucket_by_sequence_length(
                     lambda source, target: tf.maximum(tf.size(source), tf.size(target)),
                     bucket_boundaries=[int(w) + 1 for w in widths],
                     bucket_batch_sizes=[*sizes, 1],
                     pad_to_bucket_boundary=True,
                 )
-            return batches.skip(skipped)
+
+            # At most `length` passes: a stream whose rows all fall outside the widths ends, not loops.
+            passes = tf.data.Dataset.range(length).flat_map(pass_batches)
+            if batching == "fixed":  # full batches across a pass's end: one shape in every process
+                shapes = ([self.source_width], [self.target_width])
+                passes = passes.padded_batch(batch_size, padded_shapes=shapes)
+            return passes.take(length).skip(skipped)
 
         def teacher_forced(source: tf.Tensor, target: tf.Tensor):
             source, target = source[:, : self.source_width], target[:, : self.target_width]
@@ -113,49 +140,25 @@ class TrainStream:
         return batches.map(teacher_forced).prefetch(tf.data.AUTOTUNE)
 
     def _lines(self, files) -> tf.data.Dataset:
-        """The lines of `files` in that order, this shard's only: every shard_count-th line of each file, so
-        a shard holds the same pairs in every epoch."""
-        if self.shard_count == 1:
-            return tf.data.Dataset.from_tensor_slices(files).flat_map(tf.data.TextLineDataset)
-        count, index = self.shard_count, self.shard_index
-        return tf.data.Dataset.from_tensor_slices(files).flat_map(
-            lambda file: tf.data.TextLineDataset(file).shard(count, index)
-        )
+        """The lines of `files` in that order."""
+        return tf.data.Dataset.from_tensor_slices(files).flat_map(tf.data.TextLineDataset)
 
-    def _tokenized(self, lines: tf.data.Dataset) -> tf.data.Dataset:
-        """(source row, target row) per line, the rows that fit the widths only."""
-        return (
-            lines.batch(_TOKENIZE_BATCH)
-            .map(self._rows, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-            .unbatch()
-            .map(_unpadded)
-            .filter(self._fits)
+    def _tokenized(self, lines: tf.data.Dataset, left_out: tf.Variable | None = None) -> tf.data.Dataset:
+        """(source row, target row) per line, the rows that fit the widths only; those that do not are added
+        to `left_out`."""
+        rows = lines.batch(_TOKENIZE_BATCH).map(
+            self._rows, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
         )
+        if left_out is not None:
+            rows = rows.map(lambda *batch: self._counted(batch, left_out))
+        return rows.unbatch().map(_unpadded).filter(self._fits)
 
-    def bucket_counts(self) -> np.ndarray:
-        """Training rows per bucket width (this shard's): the same in every epoch, so an epoch's batch count
-        is known before it runs. Counted by one pass over the stream, cached in `counts_file` (per shard)."""
-        widths = bucket_widths(max(self.source_width, self.target_width))
-        path = Path(f"{self.counts_file}-{self.shard_index}-of-{self.shard_count}.json")
-        if path.exists():
-            return np.array(json.loads(path.read_text()), np.int64)
-        boundaries = tf.constant(widths, tf.int32)
-        lengths = self._tokenized(self._lines(tf.constant(list(self.files)))).map(
-            lambda source, target: tf.maximum(tf.size(source), tf.size(target))
-        )
-        counts = lengths.batch(_TOKENIZE_BATCH).reduce(
-            tf.zeros([len(widths)], tf.int64),
-            lambda total, batch: (
-                total
-                + tf.math.bincount(
-                    tf.searchsorted(boundaries, batch, side="left"), minlength=len(widths), dtype=tf.int64
-                )[: len(widths)]
-            ),
-        )
-        counts = counts.numpy()
-        with atomic_file(path) as temp:
-            Path(temp).write_text(json.dumps(counts.tolist()))
-        return counts
+    def _counted(self, batch: tuple, left_out: tf.Variable) -> tuple:
+        """`batch` unchanged, once its rows wider than the widths are added to `left_out`."""
+        _, source_lengths, _, target_lengths = batch
+        wide = tf.logical_or(source_lengths > self.source_width, target_lengths > self.target_width)
+        with tf.control_dependencies([left_out.assign_add(tf.reduce_sum(tf.cast(wide, tf.int64)))]):
+            return tuple(tf.identity(tensor) for tensor in batch)
 
     def _rows(self, lines: tf.Tensor):
         """Lines `source<TAB>target` -> ragged `tokens EOS` and `SOS tokens EOS` rows."""
@@ -176,15 +179,15 @@ class TrainStream:
         self, batch_size: int, batch_tokens: int | None, batching: str, seed: int
     ) -> tuple[int, float, float]:
         """(steps, padding share, real tokens per step) of an epoch, from the sample's lengths scaled to the
-        corpus (a shard's share): the progress line, the cooldown clock and the summary read these."""
+        corpus (a shard's share): the progress line, the cooldown clock and the summary read these. The steps
+        are the epoch's own (epoch_steps); the padding share is estimated."""
         lengths = self.sample_lengths
         pairs = max(1, -(-self.pairs // self.shard_count))
+        steps = self.epoch_steps(batch_size, batch_tokens, batching)
         if batching == "fixed" or not len(lengths):
-            steps = -(-pairs // batch_size)
             padding = 1.0 - self.sample_tokens / (self.source_width + self.target_width)
         else:
             batches = length_batches(lengths, batch_size, batch_tokens, seed, 0)
-            steps = max(1, round(len(batches) * pairs / len(lengths)))
             widths = bucket_widths(max(self.source_width, self.target_width))
             computed = sum(
                 len(rows) * (min(w, self.source_width) + min(w, self.target_width))

@@ -69,10 +69,16 @@ def _fit(
     minutes = cfg.trainer.get("checkpoint_every_minutes")
     enabled = bool(cfg.trainer.checkpoint_every or minutes)
     mid_epoch = MidEpochCheckpoint(run_dir / CHECKPOINT_PATH, checkpoint, minutes, enabled)
-    if task.train_stream is not None:  # a streamed corpus (data.stream=true)
-        trainer = cfg.trainer
-        train = task.train_stream.dataset(
-            trainer.batch_size, trainer.batch_tokens, trainer.batching, cfg.seed, epoch, mid_epoch.skip
+    batches = EpochBatches.of(task, cfg)
+    left_out = None  # streamed corpora: training pairs wider than the padded widths, left out
+    if task.train_stream is not None:  # a streamed corpus (data.stream=true); tf.data, so TensorFlow
+        import tensorflow as tf
+
+        from tx_keras.training.streamed_batches import LeftOutReport, streamed_batches
+
+        left_out = tf.Variable(0, dtype=tf.int64, trainable=False)
+        train = streamed_batches(
+            task.train_stream, cfg.trainer, cfg.seed, epoch, mid_epoch.skip, batches.steps, left_out
         )
     else:
         source, target = task.splits["train"]
@@ -80,10 +86,11 @@ def _fit(
             source, target, cfg.trainer, shuffle=True, seed=cfg.seed, epoch=epoch, skip=mid_epoch.skip
         )
     validation = run_dataset(*task.splits["validation"], cfg.trainer, shuffle=False)
-    batches = EpochBatches.of(task, cfg)
     run = assemble_callbacks(
         cfg, run_dir, task, decode, checkpoint, epoch, schedule, batches, mid_epoch, train
     )
+    if left_out is not None:
+        run.callbacks.append(LeftOutReport(left_out, task.train_stream))
     stopped_before = bool(checkpoint and checkpoint.logs.get(STOPPED_KEY))  # killed after it stopped
     fit_clock = CpuClock()  # the training phase (with its per-epoch validation): time and cores kept busy
     with epoch_end_warning_silenced():
@@ -104,10 +111,15 @@ def _fit(
         "epochs": epochs,
         "train_time_s": round(fit_cpu.wall_s, 2),
         **fit_cpu.fields(),  # train_cpu_s, cpu_per_wall, cores
-        "data": {**task.report, "padding_fraction": batches.padding},
+        "data": {**task.report, "padding_fraction": batches.padding, **_left_out(left_out)},
         **stopping,
         "metrics": metrics,
     }
+
+
+def _left_out(left_out) -> dict[str, int]:
+    """A streamed run's count of training pairs left out for their width (over the passes it streamed)."""
+    return {} if left_out is None else {"stream_left_out_wide_pairs": int(left_out.numpy())}
 
 
 def _example_source(task: Task) -> str:
