@@ -171,6 +171,39 @@ def test_two_local_devices_train_the_one_device_curve(tmp_path, backend):
     assert "data_parallel:" in log and "over 2 devices" in log
 
 
+def test_two_tensorflow_devices_with_the_default_logging_diagnose_and_print_only_our_lines(tmp_path):
+    """The documented command with every default diagnostic on (STEPS_RUN turns them off): the per-layer
+    gradient norms are taken in a replica's context (mirrored weights cannot be differentiated outside
+    one), and tf.distribute's INFO lines ("Reduce to ...", "Collective all_reduce ...") go to train.log,
+    not the terminal."""
+    run_dir = tmp_path / "run"
+    process = _start(
+        [
+            "model=tiny",
+            "trainer.epochs=1",
+            "data.num_train=64",
+            "trainer.distribution=data_parallel",
+            "trainer.devices=2",
+            f"hydra.run.dir={run_dir}",
+        ],
+        tmp_path,
+    )
+    code, stderr = _finish(process)
+    assert code == 0, stderr[-2000:]
+    norms = {}
+    for path in run_dir.glob("events.out.tfevents.*"):
+        for event in tf.compat.v1.train.summary_iterator(str(path)):
+            for value in event.summary.value:
+                if value.tag.startswith("layers/gradient_norm/"):
+                    norms[value.tag] = float(tf.make_ndarray(value.tensor))
+    assert len(norms) >= 4 and all(np.isfinite(v) and v > 0 for v in norms.values()), norms
+    log = (run_dir / "train.log").read_text()
+    assert "Collective all_reduce" in log
+    terminal = process.output.splitlines()
+    assert "data_parallel: tf.distribute.MirroredStrategy over 2 devices" in terminal
+    assert not [line for line in terminal if line.startswith(("Reduce to", "Collective", "Using Mirrored"))]
+
+
 @pytest.mark.slow
 def test_a_killed_process_ends_the_other_in_one_line_and_the_same_commands_resume(tmp_path):
     """Kill process 1 after the first epoch's checkpoint: process 0 ends at once with the line and exit 75;

@@ -22,12 +22,21 @@ def layer_of(variable_path: str) -> str:
 
 
 def _tensorflow_gradients(model: keras.Model, inputs, labels) -> list:
+    """Under a tf.distribute strategy (trainer.distribution=data_parallel) mirrored weights can only be
+    differentiated in a replica's context: every replica takes the whole batch, so any replica's gradients
+    are the batch's, and the first is read."""
     import tensorflow as tf
 
-    variables = model.trainable_variables
-    with tf.GradientTape() as tape:
-        loss = model.loss(labels, model(inputs, training=False))
-    return tape.gradient(loss, variables)
+    def gradients() -> list:
+        with tf.GradientTape() as tape:
+            loss = model.loss(labels, model(inputs, training=False))
+        return tape.gradient(loss, model.trainable_variables)
+
+    if not tf.distribute.has_strategy() or not tf.distribute.in_cross_replica_context():
+        return gradients()
+    strategy = tf.distribute.get_strategy()
+    per_replica = tf.function(lambda: strategy.run(gradients))()  # eager `run` warns of its overhead
+    return [strategy.experimental_local_results(g)[0] for g in per_replica]
 
 
 def _jax_gradients(model: keras.Model, inputs, labels) -> list:
