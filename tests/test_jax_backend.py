@@ -23,6 +23,7 @@ from tests.event_points import event_points
 from tests.float_tolerance import FLOAT32
 
 ROWS = 4  # the batch whose logits and gradient norms both sides compare
+CLASSES, TOKENS = 2, 96  # bucketed batches in shape classes: trainer.shape_classes, trainer.batch_tokens
 
 
 def _small_model():
@@ -104,14 +105,51 @@ def jax_side(checkpoint: Path, out: Path) -> None:
             for a, b in zip(model.trainable_variables, one_step.trainable_variables, strict=True)
         ),
     }
-    (out / "jax.json").write_text(json.dumps({"restored": restored, "trained": trained}))
+    traces = _bucketed_traces(model, task)
+    (out / "jax.json").write_text(json.dumps({"restored": restored, "trained": trained, "traces": traces}))
+
+
+def _bucketed_shapes(task, classes: int | None, epochs: int = 2) -> set[tuple[int, int]]:
+    """The (rows, width) shapes of `epochs` epochs of bucketed training batches."""
+    from tx_keras.data.length_batches import (
+        batch_width,
+        computed_rows,
+        epoch_widths,
+        length_batches,
+        row_lengths,
+    )
+
+    source, target = task.splits["train"]
+    lengths = np.maximum(row_lengths(source), row_lengths(target))
+    widths = epoch_widths(lengths, classes)
+    return {
+        (computed_rows(rows, width, 32, TOKENS, classes), width)
+        for epoch in range(epochs)
+        for rows in length_batches(lengths, 32, TOKENS, 0, epoch, classes)
+        for width in [int(batch_width(lengths[rows].max(), widths))]
+    }
+
+
+def _bucketed_traces(model, task) -> int:
+    """Traces of a new compiled train step over two epochs of bucketed batches in shape classes: a jitted
+    step's Python body runs once per trace (once per new input shape), so this counts XLA programs."""
+    from tx_keras.data import make_dataset
+
+    traces = []
+    step = model.train_step
+    model.train_step = lambda *args: traces.append(1) or step(*args)
+    model.train_function = None  # made anew by the next fit, around the counting step
+    settings = {"batching": "bucket", "batch_tokens": TOKENS, "shape_classes": CLASSES}
+    model.fit(make_dataset(*task.splits["train"], 32, True, seed=0, **settings), epochs=2, verbose=0)
+    return len(traces)
 
 
 def test_a_checkpoint_moves_from_tensorflow_to_jax_and_back(tmp_path):
     """TensorFlow trains an epoch and checkpoints; JAX restores it (same logits and gradient norms), trains
     on (its cool-down clock setting the factor its compiled step reads) and checkpoints; TensorFlow
     restores that to JAX's logits. (Trained on both, the two would differ by more than float noise: Adam
-    with epsilon 1e-9 turns last-bit gradient differences into whole-rate steps.)"""
+    with epsilon 1e-9 turns last-bit gradient differences into whole-rate steps.) In the same JAX
+    process, to spare a start: a bucketed fit in shape classes compiles one train step per class."""
     from tx_keras.diagnostics import gradient_norms_by_layer
     from tx_keras.run_folder.checkpoint import load_checkpoint, restore, save_checkpoint
 
@@ -134,6 +172,10 @@ def test_a_checkpoint_moves_from_tensorflow_to_jax_and_back(tmp_path):
 
     trained = jax["trained"]
     assert trained["factor"] == 0.0 and trained["as_one_step"]  # the cool-down reached the compiled step
+    # Bucketed batches in shape classes: one compiled step per class, reused in the second epoch, where
+    # the exact buckets (short last batches) give more shapes.
+    exact_shapes = len(_bucketed_shapes(task, None))
+    assert jax["traces"] == len(_bucketed_shapes(task, CLASSES)) == CLASSES < exact_shapes
     back, _ = _small_model()
     restore(back, load_checkpoint(tmp_path / "jax.npz"), tmp_path / "jax.npz")
     assert int(keras.ops.convert_to_numpy(back.optimizer.iterations)) == 8

@@ -10,10 +10,13 @@ from tx_keras.data import make_dataset
 from tx_keras.data.length_batches import (
     batch_width,
     bucket_widths,
+    computed_rows,
+    epoch_widths,
     length_batches,
     padding_fraction,
     row_lengths,
 )
+from tx_keras.data.shape_classes import class_widths
 
 
 def _rows(count: int, width: int, seed: int = 0) -> np.ndarray:
@@ -137,3 +140,85 @@ for batch in make_dataset(rows, rows, 8, True, batching="bucket", batch_tokens=6
 """
     faults = int(probe(setup, 1 << 20, "system")[-1])
     assert faults < 100, faults  # 9 x 256 pages if each 1 MB buffer were mmapped anew
+
+
+def _real_text_lengths(count: int, seed: int = 0) -> np.ndarray:
+    """Longest side per pair, skewed short as Tatoeba's (most pairs 6-14 tokens, a tail to 40)."""
+    rng = np.random.default_rng(seed)
+    return np.clip(np.round(rng.lognormal(2.3, 0.4, count)), 3, 40).astype(np.int64)
+
+
+def test_shape_classes_are_the_widths_of_least_padding():
+    lengths = _real_text_lengths(20000)
+    widths = class_widths(lengths, 6)
+    assert len(widths) == 6 and widths[-1] == lengths.max()
+
+    def positions(candidate):
+        return batch_width(lengths, np.asarray(candidate)).sum()
+
+    assert positions(widths) < positions([8, 12, 16, 24, 32, 40])  # half-octave widths, as many
+    for i in range(5):  # no single width moved by one does better
+        for step in (-1, 1):
+            moved = widths.copy()
+            moved[i] += step
+            if (np.diff(moved) > 0).all():
+                assert positions(widths) <= positions(moved)
+    assert class_widths(np.array([5, 5, 7]), 6).tolist() == [5, 7]  # fewer lengths than classes
+
+
+def test_shape_classes_give_an_epoch_one_shape_per_class():
+    lengths = _real_text_lengths(20000)
+    shapes = {None: set(), 6: set()}
+    for classes in shapes:
+        widths = epoch_widths(lengths, classes)
+        for epoch in range(3):
+            batches = length_batches(lengths, 64, 1024, seed=1, epoch=epoch, classes=classes)
+            assert sorted(np.concatenate(batches).tolist()) == list(range(len(lengths)))
+            for rows in batches:
+                width = int(batch_width(lengths[rows].max(), widths))
+                shapes[classes].add((computed_rows(rows, width, 64, 1024, classes), width))
+    assert shapes[6] == {(1024 // w, w) for w in class_widths(lengths, 6)}  # each batch: its width's rows
+    assert len(shapes[None]) > 3 * len(shapes[6])
+
+
+def test_shape_classes_pad_short_batches_with_rows_that_count_no_token_and_report_them_as_padding():
+    source, target = _rows(300, 20, seed=8), _rows(300, 22, seed=9)
+    lengths = np.maximum(row_lengths(source), row_lengths(target))
+    widths = class_widths(lengths, 3)
+    settings = {"seed": 2, "batching": "bucket", "batch_tokens": 200, "shape_classes": 3}
+    seen, shapes, computed = [], set(), 0
+    for (encoder, decoder), labels in make_dataset(source, target, 16, True, **settings).as_numpy_iterator():
+        real = row_lengths(labels) > 0
+        longest = max(row_lengths(encoder[real]).max(), row_lengths(labels[real]).max() + 1)
+        width = int(batch_width(longest, widths))
+        assert len(labels) == 200 // width  # the width's full rows, also in the bucket's last batch
+        assert (encoder[~real] == encoder[0]).all() and (decoder[~real] == decoder[0]).all()
+        shapes.add((encoder.shape, decoder.shape))
+        seen += [tuple(row[row > 0]) for row in encoder[real]]
+        computed += len(labels) * (encoder.shape[1] + decoder.shape[1] + 1)
+    assert sorted(seen) == sorted(tuple(row[row > 0]) for row in source)  # each real row once
+    assert len(shapes) == 3
+    batches = length_batches(lengths, 16, 200, seed=2, epoch=0, classes=3)
+    reported = padding_fraction(source, target, batches, 16, 200, classes=3)
+    real_tokens = np.count_nonzero(source) + np.count_nonzero(target)
+    assert reported == pytest.approx(1 - real_tokens / computed)
+
+
+def test_shape_classes_replay_by_seed_and_epoch_and_resume_past_trained_batches():
+    import tensorflow as tf
+
+    source, target = _rows(200, 16, seed=6), _rows(200, 18, seed=7)
+    settings = {"seed": 5, "batching": "bucket", "batch_tokens": 96, "shape_classes": 3}
+
+    def epoch_batches(dataset):
+        return [tuple(x.numpy().tobytes() for x in (e, d, y)) for (e, d, y) in _flat(dataset)]
+
+    epoch = tf.Variable(0, dtype=tf.int64)
+    straight = make_dataset(source, target, 8, True, epoch=epoch, **settings)
+    first = epoch_batches(straight)
+    epoch.assign(1)
+    second = epoch_batches(straight)
+    assert epoch_batches(make_dataset(source, target, 8, True, epoch=1, **settings)) == second != first
+    skip = tf.Variable(3, dtype=tf.int64)
+    resumed = make_dataset(source, target, 8, True, epoch=1, skip=skip, **settings)
+    assert epoch_batches(resumed) == second[3:]

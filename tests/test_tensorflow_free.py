@@ -54,10 +54,11 @@ def _numpy_batches(source, target, **kwargs):
     "settings",
     [
         {"batching": "bucket", "batch_tokens": 60, "shuffle": True, "seed": 4, "epoch": 2},
+        {"batching": "bucket", "batch_tokens": 60, "shuffle": True, "seed": 4, "shape_classes": 3},
         {"batching": "bucket", "shuffle": False},
         {"batching": "fixed", "shuffle": False},
     ],
-    ids=["bucket-shuffled", "bucket-in-order", "fixed-in-order"],
+    ids=["bucket-shuffled", "bucket-shape-classes", "bucket-in-order", "fixed-in-order"],
 )
 def test_numpy_batches_are_the_tf_data_batches(settings):
     source, target = _pairs()

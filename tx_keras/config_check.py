@@ -129,6 +129,7 @@ _VALUES: dict[str, Rule] = {
     ),
     "trainer.batch_size": _at_least(1),
     "trainer.batching": _one_of(*BATCHING),
+    "trainer.shape_classes": _or_null(_at_least(1)),
     "trainer.schedule": _one_of(*SCHEDULES),
     "trainer.cooldown": _share,
     "trainer.warmup_steps": _at_least(0),  # >= 1 for noam: checked below
@@ -279,6 +280,14 @@ def check_config(cfg: Mapping) -> None:
     tokens = trainer["batch_tokens"]
     if tokens is not None and (tokens < 1 or trainer["batching"] != "bucket"):
         raise ConfigError(f"trainer.batch_tokens={tokens} needs trainer.batching=bucket and a value >= 1")
+    classes = trainer.get("shape_classes")
+    if classes is not None and trainer["batching"] != "bucket":
+        raise ConfigError(f"trainer.shape_classes={classes} needs trainer.batching=bucket (or null)")
+    if classes is not None and data.get("stream"):
+        raise ConfigError(
+            f"trainer.shape_classes={classes} with data.stream=true: the streamed corpus buckets by its own "
+            "widths; use trainer.shape_classes=null"
+        )
     _check_distribution(trainer)
     try:  # the task's own keys and value rules (its name included)
         task_config(data)

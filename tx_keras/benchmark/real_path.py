@@ -140,6 +140,7 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
         epoch=epoch,
         batching=trainer.batching,
         batch_tokens=trainer.batch_tokens,
+        shape_classes=trainer.get("shape_classes"),
     )
     epoch.assign(1)  # the timed epoch's batches, counted before training
     real, positions = epoch_tokens(dataset)

@@ -5,11 +5,18 @@ bucket's batches all have the same number of rows (the token budget over the wid
 most two shapes per bucket (full batches and the bucket's last one): 27 shapes in a tatoeba_small epoch
 instead of 136 when each batch was cut to its own longest pair, at the same padding (16.7 % vs 16.6 %).
 Buffers then come back in a few sizes, which the allocator can reuse (docs/performance.md).
+
+A compiled step (XLA, JAX) is compiled once per shape, so `classes=N` goes further: N widths chosen for
+the split's lengths (data/shape_classes.py), and every batch of a width given the width's full row count,
+the bucket's last batch padded by rows that count no token (`computed_rows`; the pipeline adds them
+with data/row_padding.py): N shapes an epoch (docs/performance.md, "Compiling the real step").
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from tx_keras.data.shape_classes import class_widths
 
 _SMALLEST_WIDTH = 4  # bucket widths start here; shorter pairs pad up to it
 
@@ -32,23 +39,50 @@ def bucket_widths(longest: int) -> np.ndarray:
     return np.array([w for w in widths if w < longest] + [max(1, longest)], dtype=np.int64)
 
 
+def epoch_widths(lengths: np.ndarray, classes: int | None) -> np.ndarray:
+    """The bucket widths of a split: `bucket_widths` of its longest pair, or `classes` widths chosen for
+    its lengths (`class_widths`)."""
+    if not len(lengths):
+        return np.ones(1, np.int64)
+    return bucket_widths(int(lengths.max())) if classes is None else class_widths(lengths, classes)
+
+
+def full_rows(width: int, batch_size: int, batch_tokens: int | None) -> int:
+    """Rows of a full batch of bucket `width`: `batch_size`, or batch_tokens // width (at least one)."""
+    return batch_size if batch_tokens is None else max(1, batch_tokens // int(width))
+
+
+def computed_rows(
+    rows: np.ndarray, width: int, batch_size: int, batch_tokens: int | None, classes: int | None
+) -> int:
+    """Rows the model computes for a batch of real `rows` in bucket `width`: the real ones, or with
+    shape `classes` the width's full row count (the rest are padding rows that count no token)."""
+    return len(rows) if classes is None else full_rows(width, batch_size, batch_tokens)
+
+
 def batch_width(lengths: np.ndarray, widths: np.ndarray) -> np.ndarray:
     """The bucket width each length rounds up to."""
     return widths[np.searchsorted(widths, lengths)]
 
 
 def length_batches(
-    lengths: np.ndarray, batch_size: int, batch_tokens: int | None, seed: int | None, epoch: int = 0
+    lengths: np.ndarray,
+    batch_size: int,
+    batch_tokens: int | None,
+    seed: int | None,
+    epoch: int = 0,
+    classes: int | None = None,
 ) -> list[np.ndarray]:
-    """Row indices per batch for one epoch, a pure function of (seed, epoch), so resumed runs replay it.
+    """Real row indices per batch for one epoch, a pure function of (seed, epoch), so resumed runs replay
+    it.
 
-    Rows are permuted, grouped by bucket width (`bucket_widths`) in that random order, cut into batches of
+    Rows are permuted, grouped by bucket width (`epoch_widths`) in that random order, cut into batches of
     `batch_size` rows, or, with `batch_tokens`, of batch_tokens // width rows (at least one), and the batches
     are shuffled. `seed=None` (evaluation) takes rows in length order and keeps the batches in that order.
     """
     if len(lengths) == 0:
         return []
-    widths = bucket_widths(int(lengths.max()))
+    widths = epoch_widths(lengths, classes)
     width = batch_width(lengths, widths)
     if seed is None:
         order = np.argsort(lengths, kind="stable")
@@ -58,26 +92,34 @@ def length_batches(
     batches: list[np.ndarray] = []
     for bucket in widths:
         rows = order[width[order] == bucket]
-        per_batch = batch_size if batch_tokens is None else max(1, batch_tokens // int(bucket))
+        per_batch = full_rows(int(bucket), batch_size, batch_tokens)
         batches += [rows[i : i + per_batch] for i in range(0, len(rows), per_batch)]
     if seed is None:
         return batches
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-def padding_fraction(source: np.ndarray, target: np.ndarray, batches: list[np.ndarray] | None) -> float:
+def padding_fraction(
+    source: np.ndarray,
+    target: np.ndarray,
+    batches: list[np.ndarray] | None,
+    batch_size: int = 0,
+    batch_tokens: int | None = None,
+    classes: int | None = None,
+) -> float:
     """The share of padding in the positions the model computes: each batch padded to its bucket width
-    (capped at each side's full width), or with `batches=None` every row padded to the arrays' full
-    widths."""
+    (capped at each side's full width) and, with shape `classes`, to the width's full rows
+    (`computed_rows`), or with `batches=None` every row padded to the arrays' full widths."""
     source_lengths, target_lengths = row_lengths(source), row_lengths(target)
     real = source_lengths.sum() + target_lengths.sum()
     if batches is None:
         total = source.size + target.size
     else:
         lengths = np.maximum(source_lengths, target_lengths)
-        widths = bucket_widths(int(lengths.max()))
+        widths = epoch_widths(lengths, classes)
         total = 0
         for rows in batches:
             width = int(batch_width(lengths[rows].max(), widths))
-            total += len(rows) * (min(width, source.shape[1]) + min(width, target.shape[1]))
+            count = computed_rows(rows, width, batch_size, batch_tokens, classes)
+            total += count * (min(width, source.shape[1]) + min(width, target.shape[1]))
     return float(1.0 - real / total) if total else 0.0

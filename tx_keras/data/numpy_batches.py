@@ -13,7 +13,7 @@ import keras
 import numpy as np
 
 from tx_keras.data.batching import BATCHING
-from tx_keras.data.length_batches import batch_width, bucket_widths, length_batches, row_lengths
+from tx_keras.data.length_batches import batch_width, computed_rows, epoch_widths, length_batches, row_lengths
 
 
 def _integer(value) -> int:
@@ -37,6 +37,7 @@ class NumpyBatches(keras.utils.PyDataset):
         batching: str = "fixed",
         batch_tokens: int | None = None,
         skip=None,
+        shape_classes: int | None = None,
     ):
         super().__init__()  # one worker, in the training thread: batches come in plan order
         self.source = np.asarray(source, dtype=np.int32)
@@ -49,11 +50,12 @@ class NumpyBatches(keras.utils.PyDataset):
             raise ValueError(f"batch_size={batch_size} must be >= 1")
         if batching not in BATCHING:
             raise ValueError(f"batching={batching!r}; choose one of: {', '.join(BATCHING)}")
+        self.shape_classes = shape_classes
         self.batch_size, self.shuffle, self.seed = batch_size, shuffle, seed
         self.drop_remainder, self.batching, self.batch_tokens = drop_remainder, batching, batch_tokens
         self.epoch, self.skip = epoch, skip
         self.lengths = np.maximum(row_lengths(self.source), row_lengths(self.target))
-        self.widths = bucket_widths(int(self.lengths.max())) if len(self.lengths) else np.ones(1, np.int64)
+        self.widths = epoch_widths(self.lengths, shape_classes)
         self.plan = self._plan()
         # Every epoch's count, also one resumed mid-epoch (as the tf.data pipeline declares it): the
         # trainer ends a shortened epoch itself (training/callbacks/mid_epoch_checkpoint.py).
@@ -64,7 +66,9 @@ class NumpyBatches(keras.utils.PyDataset):
         epoch = _integer(self.epoch)
         if self.batching == "bucket":
             seed = self.seed if self.shuffle else None
-            batches = length_batches(self.lengths, self.batch_size, self.batch_tokens, seed, epoch)
+            batches = length_batches(
+                self.lengths, self.batch_size, self.batch_tokens, seed, epoch, self.shape_classes
+            )
         else:
             rows = len(self.source)
             order = (
@@ -90,7 +94,15 @@ class NumpyBatches(keras.utils.PyDataset):
     def __getitem__(self, index: int):
         rows = self.plan[index]
         source, target = self.source[rows], self.target[rows]
-        if self.batching == "bucket":  # both sides cut to the batch's bucket width, as tf.data does
-            width = int(batch_width(self.lengths[rows].max(), self.widths))
-            source, target = source[:, :width], target[:, :width]
-        return (source, target[:, :-1]), target[:, 1:]
+        if self.batching != "bucket":
+            return (source, target[:, :-1]), target[:, 1:]
+        # Both sides cut to the batch's bucket width, and (shape classes) padding rows up to its full rows,
+        # as tf.data does (data/row_padding.py: inputs repeat the first row, labels count no token).
+        width = int(batch_width(self.lengths[rows].max(), self.widths))
+        source, target = source[:, :width], target[:, :width]
+        extra = computed_rows(rows, width, self.batch_size, self.batch_tokens, self.shape_classes) - len(rows)
+        first = np.zeros(extra, np.int64)  # padding rows repeat the first row's inputs
+        source, target = (np.concatenate([side, side[first]]) for side in (source, target))
+        labels = target[:, 1:].copy()
+        labels[len(rows) :] = 0  # and count no token
+        return (source, target[:, :-1]), labels

@@ -5,7 +5,8 @@ import tensorflow as tf
 
 from tx_keras.data.batch_skip import skip_batches
 from tx_keras.data.batching import BATCHING
-from tx_keras.data.length_batches import batch_width, bucket_widths, length_batches, row_lengths
+from tx_keras.data.length_batches import batch_width, computed_rows, epoch_widths, length_batches, row_lengths
+from tx_keras.data.row_padding import with_padding_rows
 
 
 def make_dataset(
@@ -19,6 +20,7 @@ def make_dataset(
     batching: str = "fixed",
     batch_tokens: int | None = None,
     skip: tf.Variable | None = None,
+    shape_classes: int | None = None,
 ) -> tf.data.Dataset:
     """Yield `((source, decoder_input), labels)` int32 batches.
 
@@ -29,7 +31,9 @@ def make_dataset(
     an uninterrupted run sees at epoch k (a `reshuffle_each_iteration` shuffle would restart at epoch 0's).
 
     `batching="bucket"` batches pairs of similar length (`length_batches`, optionally by a token budget)
-    and cuts each batch to its bucket's width: a few fixed shapes, not a new one every step.
+    and cuts each batch to its bucket's width: a few fixed shapes, not a new one every step;
+    `shape_classes=N` makes them N (N widths chosen for the lengths, each batch padded to its width's rows
+    by rows that count no token: data/row_padding.py), so a compiled step is compiled only N times.
 
     `skip` (shuffled data only): batches at the start of an epoch to leave out, read as each iteration
     starts; a run resumed in the middle of an epoch sets it for that epoch, then back to 0. The bucketed
@@ -44,7 +48,7 @@ def make_dataset(
     if batching not in BATCHING:
         raise ValueError(f"batching={batching!r}; choose one of: {', '.join(BATCHING)}")
     if batching == "bucket":
-        return _bucketed(source, target, batch_size, batch_tokens, shuffle, seed, epoch, skip)
+        return _bucketed(source, target, batch_size, batch_tokens, shuffle, seed, epoch, skip, shape_classes)
     if not shuffle:
         dataset = tf.data.Dataset.from_tensor_slices(((source, target[:, :-1]), target[:, 1:])).cache()
         return dataset.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
@@ -76,36 +80,46 @@ def _bucketed(
     seed: int,
     epoch: tf.Variable | int,
     skip: tf.Variable | None,
+    classes: int | None,
 ) -> tf.data.Dataset:
     lengths = np.maximum(row_lengths(source), row_lengths(target))
-    widths = bucket_widths(int(lengths.max())) if len(lengths) else np.ones(1, np.int64)
+    widths = epoch_widths(lengths, classes)
 
-    def plan(current: tf.Tensor, skipped: tf.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Epoch `current`'s batches after the first `skipped` as one flat row list, its batch boundaries
-        and each batch's width."""
-        batches = length_batches(lengths, batch_size, batch_tokens, seed if shuffle else None, int(current))
+    def plan(current: tf.Tensor, skipped: tf.Tensor) -> tuple[np.ndarray, ...]:
+        """Epoch `current`'s batches after the first `skipped` as one flat row list, its batch boundaries,
+        each batch's width and the rows the model computes for it (`computed_rows`)."""
+        seeded = seed if shuffle else None
+        batches = length_batches(lengths, batch_size, batch_tokens, seeded, int(current), classes)
         batches = batches[int(skipped) :]
         rows = np.concatenate([np.zeros(0, np.int64), *batches]).astype(np.int64)
         bounds = np.cumsum([0] + [len(b) for b in batches], dtype=np.int64)
-        return rows, bounds, np.array([batch_width(lengths[b].max(), widths) for b in batches], np.int64)
+        batch_widths = [int(batch_width(lengths[b].max(), widths)) for b in batches]
+        counts = [
+            computed_rows(b, w, batch_size, batch_tokens, classes)
+            for b, w in zip(batches, batch_widths, strict=True)
+        ]
+        return rows, bounds, np.array(batch_widths, np.int64), np.array(counts, np.int64)
 
     def epoch_plan(_):
         """Runs each time an iteration starts, so it reads the epoch the trainer has just set."""
         current = tf.convert_to_tensor(epoch)
         skipped = tf.convert_to_tensor(0 if skip is None else skip, tf.int64)
-        rows, bounds, batch_widths = tf.py_function(plan, [current, skipped], [tf.int64] * 3)
-        rows.set_shape([None])
-        bounds.set_shape([None])
-        batch_widths.set_shape([None])
-        return tf.RaggedTensor.from_row_splits(rows, bounds, validate=False), batch_widths
+        rows, bounds, batch_widths, counts = tf.py_function(plan, [current, skipped], [tf.int64] * 4)
+        for planned in (rows, bounds, batch_widths, counts):
+            planned.set_shape([None])
+        return tf.RaggedTensor.from_row_splits(rows, bounds, validate=False), batch_widths, counts
 
     encoder, decoder_target = tf.constant(source), tf.constant(target)
 
-    def gather(indices: tf.Tensor, width: tf.Tensor):
-        """The rows, both sides cut to the batch's bucket width (or their full width when narrower)."""
+    def gather(indices: tf.Tensor, width: tf.Tensor, count: tf.Tensor):
+        """The rows, both sides cut to the batch's bucket width (or their full width when narrower), and
+        padding rows up to `count` rows (shape classes: the width's full row count)."""
         rows_source, rows_target = tf.gather(encoder, indices), tf.gather(decoder_target, indices)
         rows_source, rows_target = rows_source[:, :width], rows_target[:, :width]
-        return (rows_source, rows_target[:, :-1]), rows_target[:, 1:]
+        batch = (rows_source, rows_target[:, :-1]), rows_target[:, 1:]
+        if classes is None:
+            return batch
+        return with_padding_rows(*batch, tf.cast(count, tf.int32) - tf.shape(indices)[0])
 
     # Not Dataset.from_generator: TensorFlow's generator dataset sets glibc's M_TRIM_THRESHOLD to 128 KiB
     # for the whole process, which also freezes malloc's mmap threshold there, so every tensor above

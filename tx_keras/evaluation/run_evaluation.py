@@ -52,6 +52,7 @@ def _teacher_forced(model: Transformer, task: Task, split: str, trainer: Mapping
         shuffle=False,
         batching=trainer["batching"],
         batch_tokens=trainer["batch_tokens"],
+        shape_classes=trainer.get("shape_classes"),
     )
     logs = model.evaluate(dataset, verbose=0, return_dict=True)
     return {f"{split}_loss": float(logs["loss"]), f"{split}_accuracy": float(logs["accuracy"])}

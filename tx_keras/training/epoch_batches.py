@@ -30,13 +30,16 @@ class EpochBatches:
             )
             return cls(steps=steps, padding=padding, tokens_per_step=tokens)
         source, target = task.splits["train"]
+        trainer = cfg.trainer
+        classes = trainer.get("shape_classes")
         batches = None  # fixed batching: every batch `batch_size` rows
-        if cfg.trainer.batching != "fixed":
+        if trainer.batching != "fixed":
             lengths = np.maximum(row_lengths(source), row_lengths(target))
-            batches = length_batches(lengths, cfg.trainer.batch_size, cfg.trainer.batch_tokens, cfg.seed, 0)
-        steps = len(batches) if batches is not None else -(-len(source) // cfg.trainer.batch_size)
+            batches = length_batches(lengths, trainer.batch_size, trainer.batch_tokens, cfg.seed, 0, classes)
+        steps = len(batches) if batches is not None else -(-len(source) // trainer.batch_size)
+        padding = padding_fraction(source, target, batches, trainer.batch_size, trainer.batch_tokens, classes)
         return cls(
             steps=steps,
-            padding=round(padding_fraction(source, target, batches), 4),
+            padding=round(padding, 4),
             tokens_per_step=(np.count_nonzero(source) + np.count_nonzero(target)) / max(steps, 1),
         )

@@ -3,15 +3,15 @@
 A fixed-size run's last batch of an epoch is short (the split's rows rarely divide by the batch size),
 and a bucketed batch has as many rows as its token budget allows: JAX's data-parallel `fit` cuts each
 batch into equal shares per device (and, with several processes, each process reads its share of a
-full-size batch), so such a batch cannot be placed. The short batch is padded with rows whose labels are
-all padding (id 0): the masked loss and metrics count no token of them, so the step's loss, gradient and
-reported figures are those of the real rows. The inputs of a padded row repeat the batch's first row, so
-the forward pass stays finite (an all-padding source row is a fully masked attention row).
+full-size batch), so such a batch cannot be placed. The short batch is padded with rows that count no token
+(data/row_padding.py), so the step's loss, gradient and reported figures are those of the real rows.
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
+
+from tx_keras.data.row_padding import with_padding_rows
 
 
 def padded_rows(dataset: tf.data.Dataset, multiple: int) -> tf.data.Dataset:
@@ -20,16 +20,8 @@ def padded_rows(dataset: tf.data.Dataset, multiple: int) -> tf.data.Dataset:
         return dataset
 
     def pad(inputs, labels):
-        source, decoder_input = inputs
         rows = tf.shape(labels)[0]
-        extra = (multiple - rows % multiple) % multiple
-        repeat = tf.zeros([extra], tf.int32)  # index of the batch's first row, `extra` times
-
-        def grow(tensor: tf.Tensor) -> tf.Tensor:
-            return tf.concat([tensor, tf.gather(tensor, repeat)], axis=0)
-
-        no_tokens = tf.zeros([extra, tf.shape(labels)[1]], labels.dtype)
-        return (grow(source), grow(decoder_input)), tf.concat([labels, no_tokens], axis=0)
+        return with_padding_rows(inputs, labels, (multiple - rows % multiple) % multiple)
 
     return dataset.map(pad, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 

@@ -40,6 +40,7 @@ def run_dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs):
         shuffle=shuffle,
         batching=trainer.batching,
         batch_tokens=trainer.batch_tokens,
+        shape_classes=trainer.get("shape_classes"),
         **kwargs,
     )
     replicas = replica_count()
