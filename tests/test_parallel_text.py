@@ -253,3 +253,43 @@ def test_the_tatoeba_preset_composes_and_passes_the_config_check():
     check_config(cfg)
     assert cfg.data.name == "parallel_text" and cfg.trainer.batching == "bucket"
     assert cfg.trainer.max_train_minutes < 30 and cfg.model.d_model == 256
+
+
+def test_bucketed_data_parallel_evaluates_on_the_batches_validation_read(corpus, tmp_path):
+    """Two TensorFlow replicas, bucketed batches of real text: the end-of-run teacher-forced evaluation reads
+    the batches fit's validation read (padded to rows the replicas split evenly; a 1-row batch once failed
+    there with an AddN shape error), so summary.json's validation_loss is the epoch's logged val loss."""
+    import tensorflow as tf
+
+    run_dir = tmp_path / "run"
+    result = tx_train(
+        "data=parallel_text",
+        f"data.path={corpus}",
+        f"data.cache_dir={tmp_path / 'cache'}",
+        "data.num_validation=12",
+        "data.num_test=20",
+        "data.vocab_size=200",
+        "model=tiny",
+        "trainer.epochs=1",
+        "trainer.batching=bucket",
+        "trainer.batch_tokens=96",
+        "trainer.distribution=data_parallel",
+        "trainer.devices=2",
+        "logging.verbose=0",
+        "logging.diagnostics_every=0",
+        "export.enabled=false",
+        f"hydra.run.dir={run_dir}",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    logged = [
+        float(tf.make_ndarray(value.tensor))
+        for path in (run_dir / "validation").glob("events.out.tfevents.*")
+        for event in tf.compat.v1.train.summary_iterator(str(path))
+        for value in event.summary.value
+        if value.tag == "epoch_loss"
+    ]
+    assert len(logged) == 1
+    np.testing.assert_allclose(summary["metrics"]["validation_loss"], logged[0], rtol=1e-5)
+    assert np.isfinite(summary["metrics"]["test_loss"])

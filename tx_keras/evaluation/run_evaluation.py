@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 
 from tx_keras.data import Task
-from tx_keras.data.input_batches import input_batches
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.evaluation.corpus_scores import corpus_scores
 from tx_keras.evaluation.exact_match import exact_match
@@ -44,17 +43,9 @@ class RunEvaluation:
         return fields
 
 
-def _teacher_forced(model: Transformer, task: Task, split: str, trainer: Mapping) -> dict[str, float]:
+def _teacher_forced(model: Transformer, split: str, batches: Callable[[str], Any]) -> dict[str, float]:
     """Per-token loss and accuracy of `split` with the reference prefix fed in (the logged figures)."""
-    dataset = input_batches(
-        *task.splits[split],
-        trainer["batch_size"],
-        shuffle=False,
-        batching=trainer["batching"],
-        batch_tokens=trainer["batch_tokens"],
-        shape_classes=trainer.get("shape_classes"),
-    )
-    logs = model.evaluate(dataset, verbose=0, return_dict=True)
+    logs = model.evaluate(batches(split), verbose=0, return_dict=True)
     return {f"{split}_loss": float(logs["loss"]), f"{split}_accuracy": float(logs["accuracy"])}
 
 
@@ -75,11 +66,12 @@ def evaluate_run(
     model: Transformer,
     task: Task,
     greedy: Callable,
-    trainer: Mapping,
+    batches: Callable[[str], Any],
     export: Mapping,
     run_dir: Path,
 ) -> RunEvaluation:
-    """Teacher-forced loss/accuracy and greedy exact-match on validation and test; for real text also
+    """Teacher-forced loss/accuracy (on `batches(split)`, the batches fit's validation reads: padded for
+    the replicas under data parallelism) and greedy exact-match on validation and test; for real text also
     corpus BLEU and chrF, greedy and (beam width > 1) beam, with the test translations in
     run_dir/translations/test_<decoder>.tsv.
 
@@ -91,7 +83,7 @@ def evaluate_run(
     metrics: dict[str, float] = {}
     max_length = task.target_length - 1
     for split in ("validation", "test"):
-        metrics.update(_teacher_forced(model, task, split, trainer))
+        metrics.update(_teacher_forced(model, split, batches))
         source, target = task.splits[split]
         predicted = decode_sorted(greedy, source, GREEDY_BATCH)
         metrics[f"{split}_exact_match"] = exact_match(predicted, target, task.target_vocab)

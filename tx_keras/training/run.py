@@ -145,8 +145,13 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
     if not np.isfinite(metrics["train_loss"]):
         reason = f"loss became {metrics['train_loss']} in epoch {fields['epochs']}"
         return {**fields, "status": "diverged", "reason": reason, "metrics": metrics}
+
+    def batches(split: str):
+        """A split's teacher-forced batches as fit's validation reads them (padded for the replicas)."""
+        return run_dataset(*task.splits[split], cfg.trainer, shuffle=False)
+
     with stage("evaluation: decoding the validation and test splits"):
-        evaluation = evaluate_run(model, task, decode, cfg.trainer, cfg.export, run_dir)
+        evaluation = evaluate_run(model, task, decode, batches, cfg.export, run_dir)
     metrics.update(evaluation.metrics)
     fields.update(evaluation.fields())  # evaluation_minutes; with length_penalty=auto the validation choice
     export = {**cfg.export, "length_penalty": evaluation.length_penalty}  # what the figures used
