@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.ahead import job
 from tx_keras.benchmark import decoding_speed, matmul_peak, peers
 from tx_keras.benchmark.flops import PeakExceeded, forward_flops, training_flops, utilisation
 from tx_keras.benchmark.matmul_share import forward_products, products_flops
@@ -147,9 +148,16 @@ def test_prefix_baseline_runs_the_full_length_when_eos_is_unreachable():
 
 
 @pytest.fixture(scope="module")
-def quick_report() -> dict:
+def quick_report(ahead) -> dict:
     """One quick run with a float32 and a bfloat16 block (bf16 is slow on a CPU without bf16
-    instructions, but the tiny size keeps it seconds)."""
+    instructions, but the tiny size keeps it seconds); started ahead (tests/ahead.py). What is checked of
+    it holds on a busy machine: rates and MFU are consistent within the run, and its tiny products run far
+    below the measured matmul peak."""
+    return ahead.result("quick_report")
+
+
+@job("quick_report")
+def _quick_report(_folder) -> dict:
     result = subprocess.run(
         [
             sys.executable,
