@@ -4,7 +4,6 @@ served on a free loopback port."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -61,9 +60,8 @@ def get_json(url: str, body: dict | None = None):
 
 
 # The two runs both browser modules look at, as in a sweep folder: folder -> (model.num_heads, overrides).
-# Tiny and 3 epochs each (as docs' `tx-train model=tiny trainer.epochs=3`) on a fifth of the default data:
-# enough for the attention to take shape (validation exact-match ~0.7 after epoch 3), so the screenshots
-# show more than uniform weights and a typed sentence translates to words. 4 heads exports every
+# Tiny and 3 epochs each on the default data (as docs' `tx-train model=tiny trainer.epochs=3`): enough for
+# the attention to take shape, so the screenshots show more than uniform weights. 4 heads exports every
 # head; its early stopping (validation exact-match, a curve the board shows) cannot end it before its 3
 # epochs: no target score, and a patience of 3. heads_1 is a run stopped early: configured for 30 epochs
 # (so logging.attention_maps=auto logs the first and the last), it stops after its third (no improvement
@@ -80,15 +78,7 @@ SWEEP = {
         ],
     ),
 }
-# The default data (20,000 pairs, 1,000 validated each epoch) only for the docs' screenshots
-# (TX_DOCS_SCREENSHOTS=1, as they were made); a test needs no more than this, which trains in a third of
-# the time.
-TEST_DATA = (
-    []
-    if os.environ.get("TX_DOCS_SCREENSHOTS") == "1"
-    else ["data.num_train=4096", "data.num_validation=100", "data.num_test=100"]
-)
-SWEEP_TRAIN = ["model=tiny", "trainer.early_stopping.stop_at=null", "logging.verbose=0", *TEST_DATA]
+SWEEP_TRAIN = ["model=tiny", "trainer.early_stopping.stop_at=null", "logging.verbose=0"]
 
 
 def train_sweep(root: Path) -> Path:
