@@ -33,6 +33,12 @@ def jobs(monkeypatch):
     return ran, gate
 
 
+def _wait_until(condition, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 def _folders(tmp_path):
     return lambda name: (tmp_path / name).resolve()
 
@@ -40,7 +46,8 @@ def _folders(tmp_path):
 def test_jobs_run_once_in_order_in_the_background(tmp_path, jobs):
     ran, _ = jobs
     queue = module.Ahead(_folders(tmp_path), ["second", "first", "unknown"])
-    queue.close()  # waits for the queue: both ran before anyone asked
+    _wait_until(lambda: len(ran) == 2)  # both run before anyone asks
+    queue.close()
     assert ran == ["second", "first"]
     assert queue.result("first") == "first" and queue.result("second") == "second"
     assert ran == ["second", "first"]  # asking again runs nothing
@@ -72,9 +79,7 @@ def test_a_pause_holds_the_queue_until_it_ends(tmp_path, jobs):
         assert queue.result("gated") == "gated"  # the running job ends
         time.sleep(0.3)  # time enough for the thread to take the next job, were it allowed to
         assert ran == ["gated"]
-    deadline = time.monotonic() + 10
-    while len(ran) < 2 and time.monotonic() < deadline:  # the thread takes "first" once the pause ends
-        time.sleep(0.05)
+    _wait_until(lambda: len(ran) == 2)  # the thread takes "first" once the pause ends
     queue.close()
     assert ran == ["gated", "first"]
 

@@ -150,9 +150,8 @@ def test_prefix_baseline_runs_the_full_length_when_eos_is_unreachable():
 @pytest.fixture(scope="module")
 def quick_report(ahead) -> dict:
     """One quick run with a float32 and a bfloat16 block (bf16 is slow on a CPU without bf16
-    instructions, but the tiny size keeps it seconds); started ahead (tests/ahead.py). What is checked of
-    it holds on a busy machine: rates and MFU are consistent within the run, and its tiny products run far
-    below the measured matmul peak."""
+    instructions, but the tiny size keeps it seconds); started ahead (tests/ahead.py), beside other tests:
+    what is checked of it are relations within the run (rates, shares, MFU at most 1), not speeds."""
     return ahead.result("quick_report")
 
 
