@@ -1,8 +1,10 @@
 """Shared test setup: quiet TensorFlow logs and seed every test."""
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -13,6 +15,8 @@ configure_allocator()
 
 import keras  # noqa: E402
 import pytest  # noqa: E402
+
+from tests.ahead import JOBS, Ahead, job  # noqa: E402
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -45,11 +49,33 @@ TINY = [
 
 
 @pytest.fixture(scope="session")
-def browser_sweep(tmp_path_factory):
-    """The two real runs of tests/browser_harness.SWEEP, trained once for both browser modules."""
+def ahead(request, tmp_path_factory):
+    """The jobs (tests/ahead.py) of the fixtures this session's tests use, started in the order they are
+    first needed; none in a child session that takes its parent's (PARENT_FIXTURES, below)."""
+    needed: list[str] = []
+    for item in [] if os.environ.get(PARENT_FIXTURES) else request.session.items:
+        needed += [name for name in getattr(item, "fixturenames", ()) if name in JOBS and name not in needed]
+    queue = Ahead(tmp_path_factory.mktemp, needed)
+    yield queue
+    queue.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _start_ahead(ahead):
+    """Starts the background jobs with the session's first test."""
+
+
+@job("browser_sweep")
+def _browser_sweep(folder: Path) -> Path:
     from tests.browser_harness import train_sweep
 
-    return train_sweep(tmp_path_factory.mktemp("browser_sweep"))
+    return train_sweep(folder)
+
+
+@pytest.fixture(scope="session")
+def browser_sweep(ahead):
+    """The two real runs of tests/browser_harness.SWEEP, trained once for both browser modules."""
+    return ahead.result("browser_sweep")
 
 
 def tx_train(*args, cwd):
@@ -63,13 +89,51 @@ def tx_train(*args, cwd):
     )
 
 
+# What a child pytest started by a test (tests/test_kernel_libraries.py) takes from its parent session
+# instead of training it again: a JSON file naming the tiny run (folder and tx-train result) and the copy
+# model's .keras file. The child only reads them.
+PARENT_FIXTURES = "TX_TESTS_PARENT_FIXTURES"
+
+
+def _from_parent(name: str):
+    path = os.environ.get(PARENT_FIXTURES)
+    return json.loads(Path(path).read_text()).get(name) if path else None
+
+
+def share_with_child(folder: Path, tiny_run, copy_model) -> dict[str, str]:
+    """Write this session's `tiny_run` and `copy_model` under `folder`; returns the environment that makes
+    a child pytest use them instead of training its own."""
+    result, run_dir = tiny_run
+    model, _ = copy_model
+    model.save(folder / "copy_model.keras")
+    shared = {
+        "tiny_run": {
+            "args": result.args,
+            "returncode": result.returncode,
+            "stdout": result.stdout,
+            "stderr": result.stderr,
+            "run_dir": str(run_dir),
+        },
+        "copy_model": str(folder / "copy_model.keras"),
+    }
+    (folder / "parent_fixtures.json").write_text(json.dumps(shared))
+    return {PARENT_FIXTURES: str(folder / "parent_fixtures.json")}
+
+
 @pytest.fixture(scope="session")
-def tiny_run(tmp_path_factory):
-    """One tiny real run shared by the tests that read a run folder back."""
-    root = tmp_path_factory.mktemp("cli")
+def tiny_run(ahead):
+    """One tiny real run shared by the tests that read a run folder back (never write into it: copy it)."""
+    parent = _from_parent("tiny_run")
+    if parent:
+        run_dir = Path(parent.pop("run_dir"))
+        return subprocess.CompletedProcess(**parent), run_dir
+    return ahead.result("tiny_run")
+
+
+@job("tiny_run")
+def _tiny_run(root: Path) -> tuple[subprocess.CompletedProcess, Path]:
     run_dir = root / "run"
-    result = tx_train(*TINY, f"hydra.run.dir={run_dir}", cwd=root)
-    return result, run_dir
+    return tx_train(*TINY, f"hydra.run.dir={run_dir}", cwd=root), run_dir
 
 
 @pytest.fixture(scope="session")
@@ -83,6 +147,9 @@ def copy_model():
     keras.utils.set_random_seed(0)
     cfg = {"name": "copy", "seed": 0, "vocab_size": 8, "length": 6, "min_length": 3}
     task = build_task({**cfg, "num_train": 1500, "num_validation": 8, "num_test": 48})
+    parent = _from_parent("copy_model")
+    if parent:
+        return keras.saving.load_model(parent, compile=False, safe_mode=True), task.splits["test"][0]
     model = Transformer(
         ModelConfig(num_encoder_layers=1, num_decoder_layers=2, d_model=32, num_heads=2, dff=64),
         len(task.source_vocab),

@@ -24,6 +24,13 @@ RUNS = {name: heads for name, (heads, _) in harness.SWEEP.items()}
 UI_TIMEOUT_MS = 30_000
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _quiet_machine(ahead) -> Iterator[None]:
+    """No setup started ahead (tests/ahead.py) begins while a browser's answers are awaited here."""
+    with ahead.paused():
+        yield
+
+
 @pytest.fixture(scope="module")
 def runs(browser_sweep: Path) -> Path:
     """Two real tx-train runs side by side, as in a sweep folder."""

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from tests.ahead import job
 from tests.conftest import tx_train
 from tx_keras.cli.claims import main
 
@@ -33,24 +34,40 @@ def _summaries(sweep_dir):
     return {path.parent.name: json.loads(path.read_text()) for path in sweep_dir.glob("*/summary.json")}
 
 
-def test_the_attention_claim_from_sweep_to_report(tmp_path, monkeypatch, capsys):
-    sweep_dir = tmp_path / "outputs" / "sweeps" / "claim_attention" / "toy"
+def _attention_sweep_dir(root):
+    return root / "outputs" / "sweeps" / "claim_attention" / "toy"
+
+
+@job("attention_claim_sweep")
+def _attention_claim_sweep(root):
     # Two seeds instead of three keep this test short; the rules need two.
-    result = tx_train("sweep=claim_attention", *TOY, "seed=0,1", f"hydra.sweep.dir={sweep_dir}", cwd=tmp_path)
+    overrides = [*TOY, "seed=0,1", f"hydra.sweep.dir={_attention_sweep_dir(root)}"]
+    return tx_train("sweep=claim_attention", *overrides, cwd=root), root
+
+
+@pytest.fixture
+def attention_claim_sweep(ahead):
+    """The sweep of the test below, started ahead (tests/ahead.py): (its result, the folder it ran in)."""
+    return ahead.result("attention_claim_sweep")
+
+
+def test_the_attention_claim_from_sweep_to_report(attention_claim_sweep, monkeypatch, capsys):
+    result, root = attention_claim_sweep
+    sweep_dir = _attention_sweep_dir(root)
     assert result.returncode == 0, result.stderr[-2000:]
     summaries = _summaries(sweep_dir)
     jobs = sorted((s["config"]["model"]["attention"], s["config"]["seed"]) for s in summaries.values())
     assert jobs == [(attention, seed) for attention in ("full", "none") for seed in range(2)]
     assert {s["status"] for s in summaries.values()} == {"completed"}
     assert {s["config"]["data"]["name"] for s in summaries.values()} == {"reverse"}
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(root)
     main([])  # in this process (TensorFlow is loaded already); defaults: outputs/sweeps -> outputs/claims
     assert "\nattention: " in capsys.readouterr().out  # after the line listing the sweeps found
-    report = (tmp_path / "outputs" / "claims" / "report.md").read_text()
+    report = (root / "outputs" / "claims" / "report.md").read_text()
     assert "## 1. Attention gives context: " in report
     rows = [line for line in report.splitlines() if line.startswith(("| full | 2 |", "| none | 2 |"))]
     assert len(rows) == 2
-    assert (tmp_path / "outputs" / "claims" / "attention_validation_accuracy.png").exists()
+    assert (root / "outputs" / "claims" / "attention_validation_accuracy.png").exists()
 
 
 @pytest.mark.slow

@@ -32,6 +32,13 @@ ROUTES = f"data/plugin/{PLUGIN_NAME}/"
 RUNS = harness.SWEEP  # heads_4 (every head exported) and heads_1
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _quiet_machine(ahead) -> Iterator[None]:
+    """No setup started ahead (tests/ahead.py) begins while a browser's answers are awaited here."""
+    with ahead.paused():
+        yield
+
+
 @pytest.fixture(scope="module")
 def logdir(browser_sweep: Path) -> Path:
     """The sweep-like folder of the two real runs (shared with test_board_browser: trained once)."""

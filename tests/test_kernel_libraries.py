@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import share_with_child
 from tx_keras.benchmark.machine import ONEDNN_STATES, onednn_enabled
 
 ROOT = Path(__file__).parent.parent
@@ -26,13 +27,18 @@ TESTS = [
 ]
 
 
-def test_fixture_decoding_and_export_tests_pass_with_the_other_kernel_library(tmp_path):
+def test_fixture_decoding_and_export_tests_pass_with_the_other_kernel_library(tmp_path, tiny_run, copy_model):
+    """The tests below read this session's tiny run and copy model (their fixtures) instead of training
+    them once more: what they compare (the decoders with each other, the SavedModel's logits and
+    translations with the in-process model's) all runs under the other kernel library, whichever library
+    trained the weights."""
     other = onednn_enabled() is False  # "unknown" counts as on: then the run below turns it off
+    shared = share_with_child(tmp_path, tiny_run, copy_model)
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={tmp_path / 'inner'}",
          "-m", "not slow", *TESTS],
         cwd=ROOT,
-        env={**os.environ, "TF_ENABLE_ONEDNN_OPTS": "1" if other else "0"},
+        env={**os.environ, **shared, "TF_ENABLE_ONEDNN_OPTS": "1" if other else "0"},
         capture_output=True,
         text=True,
         timeout=900,

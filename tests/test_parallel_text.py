@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.ahead import job
 from tests.conftest import tx_train
 from tx_keras.data import build_task
 from tx_keras.evaluation import corpus_scores
@@ -42,13 +43,17 @@ def _pairs() -> list[tuple[str, str]]:
 BAD_LINES = [b"no tab on this line", b"\tempty source", b"empty target\t", b"bad \xff bytes\tmauvais"]
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("corpus") / "eng-fra.txt"
+def _write_corpus(folder: Path) -> Path:
+    path = folder / "eng-fra.txt"
     lines = [f"{en}\t{fr}\tCC-BY 2.0 (France) Attribution: tatoeba.org".encode() for en, fr in _pairs()]
     lines[10:10] = BAD_LINES
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    return _write_corpus(tmp_path_factory.mktemp("corpus"))
 
 
 def _config(corpus: Path, **overrides) -> dict:
@@ -102,12 +107,17 @@ def test_characters_and_a_shared_vocabulary(corpus):
 
 
 @pytest.fixture(scope="module")
-def text_run(corpus, tmp_path_factory):
-    root = tmp_path_factory.mktemp("text_run")
+def text_run(ahead):
+    """A tiny run on the corpus above (its own copy); started ahead (tests/ahead.py)."""
+    return ahead.result("text_run")
+
+
+@job("text_run")
+def _text_run(root: Path):
     run_dir = root / "run"
     result = tx_train(
         "data=parallel_text",
-        f"data.path={corpus}",
+        f"data.path={_write_corpus(root)}",
         f"data.cache_dir={root / 'cache'}",
         "data.num_validation=12",
         "data.num_test=20",
@@ -219,21 +229,26 @@ def test_saved_model_cli_shows_the_signatures(text_run, tmp_path):
     assert "signature_def['translate']" in shown.stdout
 
 
-def test_missing_and_empty_corpus_files_fail_in_one_line(tmp_path):
-    empty = tmp_path / "empty.tsv"
-    empty.write_text("")
-    junk = tmp_path / "junk.tsv"
-    junk.write_text("no tabs\nat all\n")
-    for path, message in (
-        (tmp_path / "missing.tsv", "no such file"),
-        (empty, "is empty"),
-        (junk, "no valid sentence pairs"),
-    ):
-        result = tx_train("data=parallel_text", f"data.path={path}", "model=tiny", cwd=tmp_path)
-        assert result.returncode == 2, result.stderr[-1500:]
-        lines = [line for line in result.stderr.splitlines() if line.startswith("tx-train: error:")]
-        assert len(lines) == 1 and message in lines[0], result.stderr[-1500:]
-        assert "Traceback" not in result.stderr
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        pytest.param("missing.tsv", None, "no such file", marks=pytest.mark.slow, id="missing"),
+        pytest.param("empty.tsv", "", "is empty", marks=pytest.mark.slow, id="empty"),
+        pytest.param("junk.tsv", "no tabs\nat all\n", "no valid sentence pairs", id="junk"),
+    ],
+)
+def test_missing_and_empty_corpus_files_fail_in_one_line(tmp_path, name, content, message):
+    """In a real tx-train process (~9 s each: TensorFlow starts before the data stage). The missing and
+    empty files are slow tests: the default test_bad_input::test_tx_train_bad_input checks the same one
+    line, exit code 2 and no traceback for both, and for the junk file, through tx-train's main in-process."""
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content)
+    result = tx_train("data=parallel_text", f"data.path={path}", "model=tiny", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr[-1500:]
+    lines = [line for line in result.stderr.splitlines() if line.startswith("tx-train: error:")]
+    assert len(lines) == 1 and message in lines[0], result.stderr[-1500:]
+    assert "Traceback" not in result.stderr
 
 
 def test_data_path_is_required(tmp_path):

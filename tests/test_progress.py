@@ -2,21 +2,35 @@
 
 import re
 
+import pytest
+
+from tests.ahead import job
 from tests.conftest import TINY, tx_train
 
 
-def test_a_logged_run_prints_progress_lines(tmp_path):
+@job("logged_run")
+def _logged_run(root):
     args = [arg for arg in TINY if not arg.startswith(("logging.verbose=", "data.num_train="))]
-    run_dir = tmp_path / "run"
-    result = tx_train(
+    run_dir = root / "run"
+    return tx_train(
         *args,
         "data.num_train=2048",  # 32 steps an epoch
         "logging.verbose=1",
         "logging.progress_every_s=1",
         "export.enabled=false",
         f"hydra.run.dir={run_dir}",
-        cwd=tmp_path,
-    )
+        cwd=root,
+    ), run_dir
+
+
+@pytest.fixture
+def logged_run(ahead):
+    """The run below, started ahead (tests/ahead.py)."""
+    return ahead.result("logged_run")
+
+
+def test_a_logged_run_prints_progress_lines(logged_run):
+    result, run_dir = logged_run
     assert result.returncode == 0, result.stderr[-2000:]
     steps = re.findall(
         r"^epoch (\d)/2 step (\d+)/32: loss [\d.]+, [\d,]+ tok/s, run ETA \d+:\d\d$", result.stdout, re.M

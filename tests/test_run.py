@@ -13,6 +13,7 @@ import tensorflow as tf
 from tensorboard.compat.proto.event_pb2 import Event
 from tensorboard.plugins.hparams import plugin_data_pb2
 
+from tests.ahead import job
 from tests.conftest import tx_train
 
 # Tiny, deterministic, with dropout so the random-seed state has to survive a restart too.
@@ -55,9 +56,14 @@ def _steps(folder, tag):
 
 
 @pytest.fixture(scope="module")
-def twins(tmp_path_factory):
-    """Two uninterrupted runs of the same config, side by side (they share nothing but the machine)."""
-    root = tmp_path_factory.mktemp("straight")
+def twins(ahead):
+    """Two uninterrupted runs of the same config, side by side (they share nothing but the machine);
+    started ahead (tests/ahead.py)."""
+    return ahead.result("twins")
+
+
+@job("twins")
+def _twins(root):
     runs = [root / "first", root / "second"]
     processes = [
         subprocess.Popen(
@@ -126,16 +132,28 @@ def test_killed_run_resumes_to_the_same_weights_with_each_epoch_logged_once(stra
     assert json.loads((run_dir / "summary.json").read_text()) == summary
 
 
-def test_divergence_stops_the_run_as_diverged_with_exit_code_0(tmp_path):
-    run_dir = tmp_path / "run"
+@job("diverging_run")
+def _diverging_run(root):
+    run_dir = root / "run"
     result = tx_train(
         *[arg for arg in RUN if not arg.startswith("trainer.epochs=")],
         "trainer.epochs=1",
         "model.norm=none",
         "trainer.lr_scale=1e9",
         f"hydra.run.dir={run_dir}",
-        cwd=tmp_path,
+        cwd=root,
     )
+    return result, run_dir
+
+
+@pytest.fixture
+def diverging_run(ahead):
+    """The run of the test below, started ahead (tests/ahead.py): (its result, its folder)."""
+    return ahead.result("diverging_run")
+
+
+def test_divergence_stops_the_run_as_diverged_with_exit_code_0(diverging_run):
+    result, run_dir = diverging_run
     assert result.returncode == 0, result.stderr[-2000:]
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "diverged" and summary["reason"] == "loss became nan in epoch 1"

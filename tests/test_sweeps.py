@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from tests.ahead import job
 from tests.conftest import tx_train
 
 # A job that fails at run time (the copy task cannot make 320 distinct sequences of 3 symbols out of 2)
@@ -26,9 +27,13 @@ def _summaries(sweep_dir):
 
 
 @pytest.fixture(scope="module")
-def smoke_sweep(tmp_path_factory):
-    """The `smoke` sweep with the basic (sequential) launcher."""
-    root = tmp_path_factory.mktemp("smoke")
+def smoke_sweep(ahead):
+    """The `smoke` sweep with the basic (sequential) launcher; started ahead (tests/ahead.py)."""
+    return ahead.result("smoke_sweep")
+
+
+@job("smoke_sweep")
+def _smoke_sweep(root):
     result = tx_train("sweep=smoke", f"hydra.sweep.dir={root / 'sweep'}", cwd=root)
     return result, root / "sweep"
 
@@ -53,10 +58,21 @@ def test_a_sweep_ends_with_its_table_of_jobs_and_the_next_commands(smoke_sweep):
     assert f"tx-train: next: tx-compare {sweep_dir}   |   tx-board {sweep_dir}" in result.stderr
 
 
-def test_a_failing_job_is_recorded_and_the_sweep_goes_on(tmp_path):
-    result = tx_train("sweep=smoke", *WITH_A_FAILURE, f"hydra.sweep.dir={tmp_path / 'sweep'}", cwd=tmp_path)
+@job("sweep_with_a_failure")
+def _sweep_with_a_failure(root):
+    return tx_train("sweep=smoke", *WITH_A_FAILURE, f"hydra.sweep.dir={root / 'sweep'}", cwd=root), root
+
+
+@pytest.fixture
+def sweep_with_a_failure(ahead):
+    """The sweep of the test below, started ahead (tests/ahead.py): (its result, its folder's parent)."""
+    return ahead.result("sweep_with_a_failure")
+
+
+def test_a_failing_job_is_recorded_and_the_sweep_goes_on(sweep_with_a_failure):
+    result, root = sweep_with_a_failure
     assert result.returncode == 3, result.stderr[-2000:]
-    statuses = {name.split("_")[0]: summary for name, summary in _summaries(tmp_path / "sweep").items()}
+    statuses = {name.split("_")[0]: summary for name, summary in _summaries(root / "sweep").items()}
     assert statuses["0"]["status"] == "failed"
     assert statuses["0"]["reason"].startswith(
         "ConfigError: data: task 'copy' can produce only 8 distinct sources"
@@ -66,17 +82,23 @@ def test_a_failing_job_is_recorded_and_the_sweep_goes_on(tmp_path):
     assert "Traceback" not in result.stderr
 
 
-def test_a_job_with_a_bad_config_value_is_recorded_and_the_sweep_goes_on(tmp_path):
+@job("sweep_with_a_bad_value")
+def _sweep_with_a_bad_value(root):
+    overrides = ["model.num_heads=1", "trainer.epochs=0,1"]
+    return tx_train("sweep=smoke", *overrides, f"hydra.sweep.dir={root / 'sweep'}", cwd=root), root
+
+
+@pytest.fixture
+def sweep_with_a_bad_value(ahead):
+    """The sweep of the test below, started ahead (tests/ahead.py): (its result, its folder's parent)."""
+    return ahead.result("sweep_with_a_bad_value")
+
+
+def test_a_job_with_a_bad_config_value_is_recorded_and_the_sweep_goes_on(sweep_with_a_bad_value):
     """The config check runs once per job, inside the job (training/job.py): a sweep records the bad job."""
-    result = tx_train(
-        "sweep=smoke",
-        "model.num_heads=1",
-        "trainer.epochs=0,1",
-        f"hydra.sweep.dir={tmp_path / 'sweep'}",
-        cwd=tmp_path,
-    )
+    result, root = sweep_with_a_bad_value
     assert result.returncode == 3, result.stderr[-2000:]
-    statuses = {name.split("_")[0]: summary for name, summary in _summaries(tmp_path / "sweep").items()}
+    statuses = {name.split("_")[0]: summary for name, summary in _summaries(root / "sweep").items()}
     assert statuses["0"]["status"] == "failed"
     assert statuses["0"]["reason"] == "config: trainer.epochs=0 must be >= 1"
     assert statuses["1"]["status"] == "completed"

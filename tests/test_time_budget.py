@@ -6,13 +6,28 @@ import math
 
 import pytest
 
+from tests.ahead import job
 from tests.conftest import TINY, tx_train
 
 
-def test_a_time_budget_ends_training_and_the_run_counts_as_done(tmp_path):
-    run_dir = tmp_path / "run"
-    arguments = [*TINY, "trainer.epochs=50", "trainer.max_train_minutes=0.0001", f"hydra.run.dir={run_dir}"]
-    result = tx_train(*arguments, "export.enabled=false", cwd=tmp_path)
+def _arguments(run_dir):
+    return [*TINY, "trainer.epochs=50", "trainer.max_train_minutes=0.0001", f"hydra.run.dir={run_dir}"]
+
+
+@job("budget_run")
+def _budget_run(root):
+    return tx_train(*_arguments(root / "run"), "export.enabled=false", cwd=root), root
+
+
+@pytest.fixture
+def budget_run(ahead):
+    """The first run of the test below, started ahead (tests/ahead.py): (its result, its folder)."""
+    return ahead.result("budget_run")
+
+
+def test_a_time_budget_ends_training_and_the_run_counts_as_done(budget_run):
+    result, root = budget_run
+    run_dir, arguments = root / "run", _arguments(root / "run")
     assert result.returncode == 0, result.stderr[-2000:]
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "completed" and summary["epochs"] == 1
@@ -22,7 +37,7 @@ def test_a_time_budget_ends_training_and_the_run_counts_as_done(tmp_path):
     vocabulary = len((run_dir / "target_vocab.txt").read_text(encoding="utf-8").splitlines())
     assert summary["metrics"]["validation_loss"] == pytest.approx(math.log(vocabulary), rel=0.15)
     assert summary["metrics"]["test_exact_match"] == 0.0 and summary["evaluation_minutes"] > 0
-    again = tx_train(*arguments, "export.enabled=false", cwd=tmp_path)
+    again = tx_train(*arguments, "export.enabled=false", cwd=root)
     assert again.returncode == 0 and "already completed; skipped" in again.stdout
 
 

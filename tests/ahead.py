@@ -1,0 +1,94 @@
+"""Setups started ahead: the real tx-train runs that shared fixtures read, trained on a background thread
+from the session's first test on, one job at a time, while the tests go on beside them.
+
+Why: pytest runs one test at a time, so on CI's 2 cores one core idles through most of the suite; a setup
+that only waits for tx-train processes can use it. Each job runs once, in the order the tests first need
+them; a fixture that needs its job before the thread got to it runs it itself, in the foreground as before,
+so test order and selection (-k, one file) change nothing but the waiting. A job's failure is raised in
+the fixture that asks for it, as if the fixture had run it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+# fixture name -> its setup, given a fresh folder of its own; registered at import (collection) time
+JOBS: dict[str, Callable[[Path], object]] = {}
+
+
+def job(name: str) -> Callable:
+    """Register `setup(folder) -> value` as what fixture `name` returns, to be started ahead."""
+
+    def register(setup: Callable[[Path], object]) -> Callable[[Path], object]:
+        JOBS[name] = setup
+        return setup
+
+    return register
+
+
+class Ahead:
+    """The jobs of `names` (in that order) run on one background thread; `result(name)` waits for one."""
+
+    def __init__(self, folder: Callable[[str], Path], names: list[str]):
+        self._folder = folder
+        self._lock = threading.Lock()
+        self._done: dict[str, threading.Event] = {}
+        self._values: dict[str, tuple[bool, object]] = {}
+        self._go = threading.Event()  # cleared while a test module asks for a quiet machine
+        self._go.set()
+        self._closing = False
+        queued = [(name, folder(name)) for name in names if name in JOBS]  # folders made here, not in threads
+        self._thread = threading.Thread(target=self._run_queue, args=(queued,), daemon=True)
+        self._thread.start()
+
+    def _claim(self, name: str) -> bool:
+        """True for the one caller that is to run `name`'s job."""
+        with self._lock:
+            if name in self._done:
+                return False
+            self._done[name] = threading.Event()
+            return True
+
+    def _run(self, name: str, folder: Path) -> None:
+        try:
+            self._values[name] = (True, JOBS[name](folder))
+        except BaseException as error:  # noqa: BLE001 - handed to the fixture that asks for it
+            self._values[name] = (False, error)
+        finally:
+            self._done[name].set()
+
+    def _run_queue(self, queued: list[tuple[str, Path]]) -> None:
+        for name, folder in queued:
+            self._go.wait()
+            if self._closing:
+                return
+            if self._claim(name):
+                self._run(name, folder)
+
+    def result(self, name: str):
+        """`name`'s value: waited for if its job runs in the background, else run here and now."""
+        if self._claim(name):
+            self._run(name, self._folder(name))
+        self._done[name].wait()
+        ok, value = self._values[name]
+        if not ok:
+            raise value
+        return value
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """No job starts meanwhile (one already running ends): for tests that time a browser's answers."""
+        self._go.clear()
+        try:
+            yield
+        finally:
+            self._go.set()
+
+    def close(self) -> None:
+        """Start no more jobs and wait for the running one (its processes end with it)."""
+        self._closing = True
+        self._go.set()
+        self._thread.join()
