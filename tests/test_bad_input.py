@@ -109,7 +109,10 @@ CASES = [
     ),
     (["trainer.batch_tokens=512"], E + "trainer.batch_tokens=512 needs trainer.batching=bucket"),
     (["trainer.shape_classes=6"], E + "trainer.shape_classes=6 needs trainer.batching=bucket"),
-    (["trainer.batching=bucket", "trainer.shape_classes=0"], E + "trainer.shape_classes=0 must be >= 1"),
+    (
+        ["trainer.batching=bucket", "trainer.shape_classes=0"],
+        E + "trainer.shape_classes=0 is not allowed; choose auto, null or a whole number >= 1",
+    ),
     (["trainer.objective=test_bleu"], E + "trainer.objective=test_bleu is measured only on real text"),
     (["resume={root}/missing"], E + "resume={root}/missing: {root}/missing does not exist"),
     (["resume={root}/a_file"], E + "resume={root}/a_file: {root}/a_file is not a folder"),

@@ -59,6 +59,12 @@ def _or_null(rule: Rule) -> Rule:
     return lambda value: None if value is None else rule(value)
 
 
+def _auto_or_at_least_1(value: Any) -> str | None:
+    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        return None
+    return "choose auto, null or a whole number >= 1"
+
+
 def _fraction(value: float) -> str | None:
     return None if 0.0 <= value < 1.0 else "must be in [0, 1)"
 
@@ -129,7 +135,7 @@ _VALUES: dict[str, Rule] = {
     ),
     "trainer.batch_size": _at_least(1),
     "trainer.batching": _one_of(*BATCHING),
-    "trainer.shape_classes": _or_null(_at_least(1)),
+    "trainer.shape_classes": _or_null(_auto_or_at_least_1),
     "trainer.schedule": _one_of(*SCHEDULES),
     "trainer.cooldown": _share,
     "trainer.warmup_steps": _at_least(0),  # >= 1 for noam: checked below
@@ -281,6 +287,7 @@ def check_config(cfg: Mapping) -> None:
     if tokens is not None and (tokens < 1 or trainer["batching"] != "bucket"):
         raise ConfigError(f"trainer.batch_tokens={tokens} needs trainer.batching=bucket and a value >= 1")
     classes = trainer.get("shape_classes")
+    classes = None if classes == "auto" else classes  # auto: chosen per run, never refused
     if classes is not None and trainer["batching"] != "bucket":
         raise ConfigError(f"trainer.shape_classes={classes} needs trainer.batching=bucket (or null)")
     if classes is not None and data.get("stream"):

@@ -23,6 +23,7 @@ from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.model_compile import compile_model
 from tx_keras.training.precision import precision_policy
 from tx_keras.training.ran_out_of_data import epoch_end_warning_silenced
+from tx_keras.training.shape_class_choice import shape_classes
 
 PRESET = "tatoeba_small"
 
@@ -140,7 +141,7 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
         epoch=epoch,
         batching=trainer.batching,
         batch_tokens=trainer.batch_tokens,
-        shape_classes=trainer.get("shape_classes"),
+        shape_classes=shape_classes(trainer),
     )
     epoch.assign(1)  # the timed epoch's batches, counted before training
     real, positions = epoch_tokens(dataset)

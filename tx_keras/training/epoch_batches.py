@@ -10,6 +10,7 @@ from omegaconf import DictConfig
 
 from tx_keras.data import Task
 from tx_keras.data.length_batches import length_batches, padding_fraction, row_lengths
+from tx_keras.training.shape_class_choice import shape_classes
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class EpochBatches:
             return cls(steps=steps, padding=padding, tokens_per_step=tokens)
         source, target = task.splits["train"]
         trainer = cfg.trainer
-        classes = trainer.get("shape_classes")
+        classes = shape_classes(trainer)
         batches = None  # fixed batching: every batch `batch_size` rows
         if trainer.batching != "fixed":
             lengths = np.maximum(row_lengths(source), row_lengths(target))

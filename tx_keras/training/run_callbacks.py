@@ -27,6 +27,7 @@ from tx_keras.training.callbacks.validation_exact_match import LOG_KEY, Validati
 from tx_keras.training.distribution import process_slot, replica_count
 from tx_keras.training.epoch_batches import EpochBatches
 from tx_keras.training.learning_rate import Cooldown
+from tx_keras.training.shape_class_choice import shape_classes
 
 
 def run_dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs):
@@ -40,7 +41,7 @@ def run_dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs):
         shuffle=shuffle,
         batching=trainer.batching,
         batch_tokens=trainer.batch_tokens,
-        shape_classes=trainer.get("shape_classes"),
+        shape_classes=shape_classes(trainer),
         **kwargs,
     )
     replicas = replica_count()

@@ -31,7 +31,9 @@ class TrainerConfig:
     batch_size: int = 64  # sentence pairs per step
     batching: str = "fixed"  # fixed | bucket (tx_keras/data/batching.py)
     batch_tokens: int | None = None  # bucket only: rows per batch = this // bucket width
-    shape_classes: int | None = None  # bucket only: batch widths chosen per split (data/shape_classes.py)
+    shape_classes: int | str | None = (
+        "auto"  # auto | bucket only: batch widths chosen per split (data/shape_classes.py)
+    )
     schedule: str = "noam"  # noam | constant (tx_keras/training/choices.py)
     cooldown: float = 0.0  # decay the rate linearly to 0 over this last share of training
     warmup_steps: int = 400  # linear warm-up steps (>= 1 for noam)
