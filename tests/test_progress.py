@@ -38,6 +38,8 @@ def test_a_logged_run_prints_progress_lines(logged_run):
     assert steps, result.stdout
     epochs = re.findall(r"^epoch (\d)/2 \(\d+:\d\d\): loss [\d.]+ accuracy .* val_loss ", result.stdout, re.M)
     assert epochs == ["1", "2"], result.stdout
+    first = re.findall(r"^first training step done \((\d+):(\d\d) with its trace\)$", result.stdout, re.M)
+    assert len(first) == 1, result.stdout  # once a process, not once an epoch: the start-up figure
     for stage in ("data: translation", "evaluation: decoding the validation and test splits"):
         assert re.search(rf"^{stage}.*: done in \d+:\d\d$", result.stdout, re.M), stage
     assert "\r" not in result.stdout + result.stderr  # no bar redrawn in a log file

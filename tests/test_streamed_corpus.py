@@ -178,10 +178,9 @@ _MEASURE = (
 
 
 def _first_step_s(run_dir: Path, started: float) -> float:
-    """Seconds from the process start to the end of the first training step, at most: the time stamp of
-    train.log's first progress line (Progress writes one ~30 s into an epoch: at step 1 when the first step's
-    trace takes that long, as it does here), less the wrapper's start."""
-    line = next(line for line in (run_dir / "train.log").open() if "tx_keras.progress: epoch 1/" in line)
+    """Seconds from the process start to the end of the first training step: the time stamp of train.log's
+    "first training step done" line, less the wrapper's start."""
+    line = next(line for line in (run_dir / "train.log").open() if "first training step done" in line)
     stamp = datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
     return stamp - started
 

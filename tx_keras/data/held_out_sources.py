@@ -72,6 +72,10 @@ class HeldOutSources:
         end = bisect.bisect_left(totals, self.num_test)  # the test set's last source: its surplus is dropped
         return end < len(totals) and others - totals[end] >= self.num_validation
 
+    def groups(self) -> list[tuple[int, list[Pair]]]:
+        """The current candidates: (source hash, its pairs in the order added), by ascending hash."""
+        return [(key, self._groups[key]) for key in self._keys]
+
     def splits(self) -> tuple[dict[str, list[Pair]], list[Pair]]:
         """After the pass: ({"test", "validation"} pairs, the candidates left over, which are training data).
         Test takes the smallest hashes first, then validation, each exactly its size when the corpus has

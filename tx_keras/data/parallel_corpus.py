@@ -7,7 +7,7 @@ line is decoded on its own, every skipped line is counted by reason, and the cou
 """
 
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -127,17 +127,19 @@ def new_counts() -> dict[str, int]:
 
 
 def read_pairs(
-    stream: BinaryIO,
+    stream: Iterable[bytes],
     counts: dict[str, int],
     source_column: int,
     target_column: int,
     lowercase: bool,
     max_words: int | None,
+    file_start: bool = True,
 ) -> Iterator[tuple[str, str]]:
     """The normalised pairs of `stream`'s lines, one at a time, each line counted in `counts` (a streamed
-    corpus reads its files through this too, so both paths skip and count the same lines)."""
+    corpus reads its files through this too, so both paths skip and count the same lines). `file_start`:
+    the first line is the file's (a byte-order mark there is dropped), not the first of a later range."""
     needed = max(source_column, target_column) + 1
-    first = True
+    first = file_start
     for raw in stream:
         counts["lines"] += 1
         try:

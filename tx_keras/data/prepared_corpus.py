@@ -1,42 +1,42 @@
 """A streamed corpus read once into its parts: the training pairs (a normalised TSV file that tf.data reads as
 lines), the small validation and test sets, a seeded sample for the vocabularies, and the line counts.
 
-One pass over the file(s) with bounded memory: each line is read, checked and counted as parallel_corpus.py
+One pass over the file(s) with bounded memory, cut into byte ranges that worker processes read at once (one a
+core: the pass is Python, one core per process): each line is read, checked and counted as parallel_corpus.py
 does, its source hashed (held_out_sources.py decides the held-out sets), and training pairs are written out
-as they become known. The result is cached under the cache folder by the files (path, size, modification
-time) and the keys that change it, so the next run with the same corpus starts at once.
+as they become known (prepared_range.py); the ranges' held-out candidates and samples are merged here. The
+result is cached under the cache folder by the files (path, size, modification time) and the keys that
+change it, so the next run with the same corpus starts at once.
 """
 
 from __future__ import annotations
 
 import hashlib
 import heapq
+import itertools
 import json
 import logging
 import os
 import random
 import shutil
 import time
-import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any
 
 from tx_keras.data.corpus_error import CorpusError
+from tx_keras.data.corpus_ranges import corpus_ranges
 from tx_keras.data.held_out_sources import HeldOutSources, Pair
-from tx_keras.data.parallel_corpus import choose_member, new_counts, read_pairs, skipped_text
-from tx_keras.data.source_hash import source_hash
+from tx_keras.data.parallel_corpus import new_counts, skipped_text
+from tx_keras.data.prepared_range import PARTS, RangeTask, TrainingSink, prepare_range, raw_part
+from tx_keras.data.worker_processes import map_in_processes
 
 log = logging.getLogger(__name__)
 
-_VERSION = "prepared-corpus-v2"  # part of the cache key: change it when preparation changes
-_LOG_EVERY = 1_000_000
-# Training pairs go to this many part files by a hash of the pair, then each part is shuffled on its own (one
-# part in memory at a time): a file sorted by length (Tatoeba is) becomes a seeded random order, and an epoch
-# reads the parts in its own order (train_stream.py).
-PARTS = 64
+_VERSION = "prepared-corpus-v3"  # part of the cache key: change it when preparation changes
+_PARALLEL_BYTES = 16 << 20  # smaller corpora are prepared in this process
+_MAX_WORKERS = 8
 
 
 @dataclass(frozen=True)
@@ -77,8 +77,10 @@ def prepare_corpus(
     num_test: int,
     seed: int,
     sample_size: int,
+    workers: int | None = None,
 ) -> PreparedCorpus:
-    """The prepared corpus of `files` (read and written now, or found in `cache`)."""
+    """The prepared corpus of `files` (read and written now, or found in `cache`), by `workers` processes
+    (None: one per usable core for a corpus of 16 MB or more); the result does not depend on their number."""
     settings = {
         "version": _VERSION,
         "files": [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files],
@@ -93,7 +95,12 @@ def prepare_corpus(
     key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:24]
     folder = cache / key
     if not (folder / "meta.json").exists():
-        _prepare(files, folder, settings, member, num_validation, num_test, seed, sample_size)
+        temp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
+        held_out = (num_validation, num_test)
+        try:
+            _prepare(files, folder, temp, settings, member, *held_out, seed, sample_size, workers)
+        finally:
+            shutil.rmtree(temp, ignore_errors=True)  # a failed pass (a full disk, a bad corpus) leaves none
     else:
         log.info("streamed corpus: prepared parts found in %s", folder)
     meta = json.loads((folder / "meta.json").read_text())
@@ -103,60 +110,64 @@ def prepare_corpus(
 def _prepare(
     files: list[Path],
     folder: Path,
+    temp: Path,
     settings: dict,
     member: str | None,
     num_validation: int,
     num_test: int,
     seed: int,
     sample_size: int,
+    workers: int | None,
 ) -> None:
     started = time.perf_counter()
-    counts = new_counts()
-    held_out = HeldOutSources(num_validation, num_test)
-    sample: list[tuple[int, Pair]] = []  # min-heap of (-key, pair): the sample_size smallest keys
-    source_column, target_column = settings["columns"]
-    temp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
     shutil.rmtree(temp, ignore_errors=True)
     temp.mkdir(parents=True)
+    workers = workers or _workers(files)
+    tasks = [
+        RangeTask(
+            piece,
+            index,
+            temp,
+            tuple(settings["columns"]),
+            settings["lowercase"],
+            settings["max_words"],
+            num_validation,
+            num_test,
+            seed,
+            sample_size,
+        )
+        for index, piece in enumerate(corpus_ranges(files, member, workers))
+    ]
+    counts = new_counts()
+    held_out = HeldOutSources(num_validation, num_test)
+    merged = TrainingSink(temp, len(tasks), seed, sample_size)  # the candidates the merge finds are training
+    sample: list[tuple[int, Pair]] = []
     train = 0
-    parts = [open(temp / f"raw-{part:03d}.tsv", "w", encoding="utf-8") for part in range(PARTS)]
     try:
-
-        def write(pairs: list[Pair]) -> None:
-            nonlocal train
-            for pair in pairs:
-                line = f"{pair[0]}\t{pair[1]}"
-                key = source_hash(line, seed, "pair")  # picks the part and the sample
-                parts[key % PARTS].write(line + "\n")
-                if len(sample) < sample_size:
-                    heapq.heappush(sample, (-key, pair))
-                elif key < -sample[0][0]:
-                    heapq.heapreplace(sample, (-key, pair))
-            train += len(pairs)
-
-        for path in files:
-            with _opened(path, member) as stream:
-                for pair in read_pairs(
-                    stream, counts, source_column, target_column, settings["lowercase"], settings["max_words"]
-                ):
-                    write(held_out.add(source_hash(pair[0], seed), pair))
-                    if counts["lines"] % _LOG_EVERY == 0:
-                        log.info("streamed corpus: %d lines read, %d training pairs", counts["lines"], train)
+        for result in _mapped(prepare_range, tasks, workers, temp):
+            for key in counts:
+                counts[key] += result.counts[key]
+            train += result.train
+            sample = heapq.nsmallest(sample_size, itertools.chain(sample, result.sample))  # stays bounded
+            for key, pair in result.candidates:  # in file order: a source's pairs keep their order
+                merged.write(held_out.add(key, pair))
+            log.info("streamed corpus: %d lines read, %d training pairs", counts["lines"], train)
         splits, leftover = held_out.splits()
-        write(leftover)
+        merged.write(leftover)
     finally:
-        for part in parts:
-            part.close()
-    for part in range(PARTS):
-        _shuffle_part(temp / f"raw-{part:03d}.tsv", temp / f"train-{part:03d}.tsv", seed * PARTS + part)
+        merged.close()
+    train += merged.train
+    sample = heapq.nsmallest(sample_size, itertools.chain(sample, merged.sample))
+    shuffles = [(temp, part, len(tasks) + 1, seed * PARTS + part) for part in range(PARTS)]
+    for _ in _mapped(_shuffle_part, shuffles, workers, temp):
+        pass
     name = files[0].name if len(files) == 1 else f"{files[0].name} (+{len(files) - 1} files)"
     if train == 0 or len(splits["test"]) < num_test or len(splits["validation"]) < num_validation:
-        shutil.rmtree(temp, ignore_errors=True)
         raise CorpusError(
             f"{name}: {counts['kept']} sentence pairs ({counts['lines']} lines: {skipped_text(counts)}) are "
             f"too few for num_validation={num_validation} + num_test={num_test} pairs and a training split"
         )
-    ordered_sample = [pair for _, pair in sorted(sample, key=lambda item: -item[0])]
+    ordered_sample = [pair for _, pair in reversed(sample)]  # as earlier versions: largest key first
     for part, pairs in (*splits.items(), ("sample", ordered_sample)):
         with open(temp / f"{part}.tsv", "w", encoding="utf-8") as out:
             out.writelines(f"{source}\t{target}\n" for source, target in pairs)
@@ -166,38 +177,42 @@ def _prepare(
     try:
         temp.rename(folder)  # atomic: a concurrent job finds all parts or none
     except OSError:
-        shutil.rmtree(temp, ignore_errors=True)  # another job prepared it first
+        pass  # another job prepared it first; the caller removes this one's copy
     log.info(
-        "streamed corpus: %d lines read in %.0f s, %d training pairs written to %s",
+        "streamed corpus: %d lines read in %.0f s by %d process(es), %d training pairs written to %s",
         counts["lines"],
         time.perf_counter() - started,
+        workers,
         train,
         folder,
     )
 
 
-def _shuffle_part(raw: Path, shuffled: Path, seed: int) -> None:
-    """`raw`'s lines in a seeded random order."""
-    with open(raw, encoding="utf-8") as stream:
-        lines = stream.readlines()
+def _workers(files: list[Path]) -> int:
+    """One process per usable core for a corpus worth it (starting one costs about a second), else one."""
+    if sum(path.stat().st_size for path in files) < _PARALLEL_BYTES:
+        return 1
+    return max(1, min(len(os.sched_getaffinity(0)), _MAX_WORKERS))
+
+
+def _mapped(function: Callable[[Any], Any], jobs: list[Any], workers: int, temp: Path) -> Iterator[Any]:
+    """The jobs' results in order: computed here with one worker, else by worker processes."""
+    if workers == 1:
+        return map(function, jobs)
+    return map_in_processes(function, jobs, workers, temp / "workers")
+
+
+def _shuffle_part(job: tuple[Path, int, int, int]) -> None:
+    """One part's lines from every range, sorted (so the order the ranges wrote them in cannot matter), then
+    in a seeded random order."""
+    folder, part, ranges, seed = job
+    lines: list[str] = []
+    for index in range(ranges):
+        raw = raw_part(folder, part, index)
+        with open(raw, encoding="utf-8") as stream:
+            lines += stream.readlines()
+        raw.unlink()
+    lines.sort()
     random.Random(seed).shuffle(lines)
-    with open(shuffled, "w", encoding="utf-8") as out:
+    with open(folder / f"train-{part:03d}.tsv", "w", encoding="utf-8") as out:
         out.writelines(lines)
-    raw.unlink()
-
-
-@contextmanager
-def _opened(path: Path, member: str | None) -> Iterator[BinaryIO]:
-    """The file's bytes as a stream: a plain file, or a zip archive's member (read in place)."""
-    try:
-        if zipfile.is_zipfile(path):
-            with (
-                zipfile.ZipFile(path) as archive,
-                archive.open(choose_member(archive, path, member)) as stream,
-            ):
-                yield stream
-        else:
-            with open(path, "rb") as stream:
-                yield stream
-    except OSError as error:
-        raise CorpusError(f"{path}: cannot read: {error.strerror or error}") from error

@@ -42,6 +42,7 @@ class Progress(keras.callbacks.Callback):
         self._bar: tqdm | None = None
         self._epoch = 0
         self._epoch_start = self._last_line = self._first_step_end = time.monotonic()
+        self._stepped = False  # whether this process has finished a step: its first one gets a line
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
         self._epoch = epoch
@@ -65,6 +66,10 @@ class Progress(keras.callbacks.Callback):
             self._bar.set_postfix_str(status, refresh=False)
             self._bar.update(1)
         now = time.monotonic()
+        if not self._stepped:  # the time to the first step (a start-up figure): its log line's time stamp
+            self._stepped = True
+            level = logging.DEBUG if self._bar is not None or self.verbose < 1 else logging.INFO
+            _LOG.log(level, f"first training step done ({clock(now - self._epoch_start)} with its trace)")
         if now - self._last_line >= self.every_s:
             self._last_line = now
             line = f"epoch {self._epoch + 1}/{self.epochs} step {step}/{self.steps}: {status}"
