@@ -1,8 +1,10 @@
-"""Setups started ahead: the real tx-train runs that shared fixtures read, trained on a background thread
-from the session's first test on, one job at a time, while the tests go on beside them.
+"""Setups started ahead: the real tx-train runs that shared fixtures read, trained on two background threads
+from the session's first test on, while the tests go on beside them.
 
 Why: pytest runs one test at a time, so on CI's 2 cores one core idles through most of the suite; a setup
-that only waits for tx-train processes can use it. Each job runs once, in the order the tests first need
+that only waits for tx-train processes can use it. Two threads, not one: a tiny run is mostly one Python
+thread (tracing, callbacks), and with one background job the suite kept 1.1 of 2 cores busy on the Zen 1
+EPYC (29:49 for the default run, 2026-12-02). Each job runs once, in the order the tests first need
 them; a fixture that needs its job before the thread got to it runs it itself, in the foreground as before,
 so test order and selection (-k, one file) change nothing but the waiting. A job's failure is raised in
 the fixture that asks for it, as if the fixture had run it.
@@ -15,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+_THREADS = 2
 # fixture name -> its setup, given a fresh folder of its own; registered at import (collection) time
 JOBS: dict[str, Callable[[Path], object]] = {}
 
@@ -30,9 +33,9 @@ def job(name: str) -> Callable:
 
 
 class Ahead:
-    """The jobs of `names` (in that order) run on one background thread; `result(name)` waits for one."""
+    """The jobs of `names` (in that order) run on `threads` background threads; `result(name)` waits."""
 
-    def __init__(self, folder: Callable[[str], Path], names: list[str]):
+    def __init__(self, folder: Callable[[str], Path], names: list[str], threads: int = _THREADS):
         self._folder = folder
         self._lock = threading.Lock()
         self._done: dict[str, threading.Event] = {}
@@ -41,8 +44,11 @@ class Ahead:
         self._go.set()
         self._closing = False
         queued = [(name, folder(name)) for name in names if name in JOBS]  # folders made here, not in threads
-        self._thread = threading.Thread(target=self._run_queue, args=(queued,), daemon=True)
-        self._thread.start()
+        self._threads = [
+            threading.Thread(target=self._run_queue, args=(queued,), daemon=True) for _ in range(threads)
+        ]
+        for thread in self._threads:
+            thread.start()
 
     def _claim(self, name: str) -> bool:
         """True for the one caller that is to run `name`'s job."""
@@ -61,6 +67,7 @@ class Ahead:
             self._done[name].set()
 
     def _run_queue(self, queued: list[tuple[str, Path]]) -> None:
+        """Each thread walks the whole queue; the first to claim a job runs it."""
         for name, folder in queued:
             self._go.wait()
             if self._closing:
@@ -80,7 +87,7 @@ class Ahead:
 
     @contextmanager
     def paused(self) -> Iterator[None]:
-        """No job starts meanwhile (one already running ends): for tests that time a browser's answers."""
+        """No job starts meanwhile (those already running end): for tests that time a browser's answers."""
         self._go.clear()
         try:
             yield
@@ -88,7 +95,8 @@ class Ahead:
             self._go.set()
 
     def close(self) -> None:
-        """Start no more jobs and wait for the running one (its processes end with it)."""
+        """Start no more jobs and wait for the running ones (their processes end with them)."""
         self._closing = True
         self._go.set()
-        self._thread.join()
+        for thread in self._threads:
+            thread.join()

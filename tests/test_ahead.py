@@ -45,7 +45,7 @@ def _folders(tmp_path):
 
 def test_jobs_run_once_in_order_in_the_background(tmp_path, jobs):
     ran, _ = jobs
-    queue = module.Ahead(_folders(tmp_path), ["second", "first", "unknown"])
+    queue = module.Ahead(_folders(tmp_path), ["second", "first", "unknown"], threads=1)
     _wait_until(lambda: len(ran) == 2)  # both run before anyone asks
     queue.close()
     assert ran == ["second", "first"]
@@ -55,7 +55,7 @@ def test_jobs_run_once_in_order_in_the_background(tmp_path, jobs):
 
 def test_a_job_not_reached_yet_runs_in_the_fixture_that_asks(tmp_path, jobs):
     ran, gate = jobs
-    queue = module.Ahead(_folders(tmp_path), ["gated", "first"])  # the thread waits in "gated"
+    queue = module.Ahead(_folders(tmp_path), ["gated", "first"], threads=1)  # the thread waits in "gated"
     assert queue.result("first") == "first" and ran == ["first"]  # run here, not behind "gated"
     assert queue.result("second") == "second"  # never queued: run here too
     gate.set()
@@ -73,7 +73,7 @@ def test_a_failure_is_raised_where_the_value_is_asked_for(tmp_path, jobs):
 
 def test_a_pause_holds_the_queue_until_it_ends(tmp_path, jobs):
     ran, gate = jobs
-    queue = module.Ahead(_folders(tmp_path), ["gated", "first"])  # the thread waits in "gated"
+    queue = module.Ahead(_folders(tmp_path), ["gated", "first"], threads=1)  # the thread waits in "gated"
     with queue.paused():
         gate.set()
         assert queue.result("gated") == "gated"  # the running job ends
@@ -86,9 +86,21 @@ def test_a_pause_holds_the_queue_until_it_ends(tmp_path, jobs):
 
 def test_close_starts_no_more_jobs(tmp_path, jobs):
     ran, gate = jobs
-    queue = module.Ahead(_folders(tmp_path), ["gated", "first"])
+    queue = module.Ahead(_folders(tmp_path), ["gated", "first"], threads=1)
     gate.set()
     with queue.paused():
         queue.result("gated")
         queue.close()  # waits for the thread, which starts nothing more
     assert ran == ["gated"]
+
+
+def test_two_threads_run_two_jobs_at_once_and_each_once(tmp_path, jobs):
+    """The default: while one thread waits in "gated", the other runs the rest of the queue."""
+    ran, gate = jobs
+    queue = module.Ahead(_folders(tmp_path), ["gated", "first", "second"])
+    _wait_until(lambda: len(ran) == 2)
+    assert ran == ["first", "second"]  # not behind "gated"
+    gate.set()
+    queue.close()
+    assert ran == ["first", "second", "gated"]
+    assert [queue.result(name) for name in ("gated", "first", "second")] == ["gated", "first", "second"]

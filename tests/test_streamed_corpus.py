@@ -259,15 +259,15 @@ def test_the_streamed_data_path_keeps_memory_flat_from_10k_to_100k_pairs(tmp_pat
     assert abs(large - small) < 0.2 * small, (small, large)
 
 
-@pytest.mark.slow  # generates 2.2M lines (~1 min) and runs three times: ~15 min at load ~7 (2026-12-02)
+@pytest.mark.slow  # generates 2.2M lines and runs three times: 127 s quiet, ~15 min at load ~7 (2026-12-02)
 def test_peak_memory_is_flat_from_200k_to_2m_pairs_and_training_starts_within_2_minutes(tmp_path):
     """The issue's "done when": a generated corpus of 200k and of 2M pairs trains with peak RSS within 20 %
     and its first step within 2 minutes of the process start, on a first run (preparation pass, vocabularies
     learned from the 200k-pair sample) and, cached, within 30 s. Time is wall time from the wrapper's start to
-    the time stamp of the first progress line in train.log (the end of the first step, its trace included);
-    generating the corpus is not counted. Load stretches wall time. Run on 2026-12-02 at load ~7 (2 shared
-    cores) it failed the time bound: 205 s at 200k, 288 s at 2M (peak RSS 1.19 / 1.20 GB passed); the
-    figures and what is left are in docs/corpora.md."""
+    the time stamp of train.log's "first training step done" line (its trace included); generating the
+    corpus is not counted. Load stretches wall time: on a quiet AVX2 EPYC (2026-12-02, preparation in 2
+    processes) 27 s at 200k, 42 s at 2M, 21 s cached, peak RSS 1.14 / 1.09 GB; at load ~7 before the pass
+    went parallel, 205 s and 288 s (docs/corpora.md)."""
     small, large = (
         _measured_run(tmp_path, pairs, "trainer.max_train_minutes=0.1", "data.stream_sample=200000")
         for pairs in (200_000, 2_000_000)
