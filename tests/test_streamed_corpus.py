@@ -1,6 +1,7 @@
 """Streamed corpora (`data.stream=true`): the split by source hash, the bad-line counts, a replayable epoch
 order, memory flat in the corpus size, and a kill -9 mid-epoch that resumes to the uninterrupted run."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -137,6 +138,26 @@ def test_an_epoch_streams_every_training_pair_once_in_an_order_the_epoch_and_ski
     assert len(shapes[0]) == steps and shapes[0] == shapes[1] == [shapes[0][0]] * steps
     both = [row for shard in shards for row in _rows_of(shard)]
     assert set(both) == set(rows) and len(both) - len(rows) < 16
+
+
+def test_training_pairs_wider_than_the_widths_are_left_out_and_counted(tmp_path):
+    """A pair wider than the padded widths (the sample's and held-out sets' longest rows) is left out of the
+    batches, not cut, and counted: here the widths are narrowed below some rows, with a sample of every pair
+    (so the epoch is exactly one pass of the rows that fit)."""
+    corpus = write_corpus(tmp_path / "corpus.tsv", 600)
+    full = build_task(_config(corpus, tmp_path / "cache", stream_sample=10_000)).train_stream
+    pairs = [line.rstrip("\n").split("\t") for path in full.files for line in open(path, encoding="utf-8")]
+    source = full.source_tokenizer.tokenize(tf.constant([s for s, _ in pairs])).row_lengths().numpy() + 1
+    target = full.target_tokenizer.tokenize(tf.constant([t for _, t in pairs])).row_lengths().numpy() + 2
+    width = int(np.percentile(np.maximum(source, target), 90))
+    stream = dataclasses.replace(full, source_width=width, target_width=width)
+    wide = int(np.sum(np.maximum(source, target) > width))
+    left_out = tf.Variable(0, dtype=tf.int64)
+    batches = list(stream.dataset(16, 256, "bucket", seed=5, left_out=left_out))
+    rows = [row for batch in _epoch_rows(batches) for row in batch]
+    assert 0 < wide < len(pairs) // 5 and int(left_out.numpy()) == wide
+    assert len(rows) == len(pairs) - wide and max(len(row) for row in rows) <= width
+    assert all(source.shape[1] <= width and labels.shape[1] < width for (source, _), labels in batches)
 
 
 def test_a_second_build_reads_the_prepared_parts_and_max_pairs_is_refused(tmp_path):
