@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from tx_keras.data.text_tokenizer import TextTokenizer
 from tx_keras.data.unspaced_script import tokenizer_for
 from tx_keras.data.vocabulary import Vocabulary
 from tx_keras.data.vocabulary_learning import learn_vocabulary
+from tx_keras.data.worker_processes import map_in_processes
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +57,12 @@ def build_parallel_text(config: ParallelTextConfig) -> Task:
     size = config.vocab_size
     cache = cache_folder(config.cache_dir) / "vocabularies"
     if shared:
-        source_vocab = target_vocab = learned_vocabulary(
-            train_sources + train_targets, source_format, size, cache
-        )
+        (source_vocab,) = learned_vocabularies([(train_sources + train_targets, source_format)], size, cache)
+        target_vocab = source_vocab
     else:
-        source_vocab = learned_vocabulary(train_sources, source_format, size, cache)
-        target_vocab = learned_vocabulary(train_targets, target_format, size, cache)
+        source_vocab, target_vocab = learned_vocabularies(
+            [(train_sources, source_format), (train_targets, target_format)], size, cache
+        )
     source_tokenizer = TextTokenizer(source_vocab, source_format)
     target_tokenizer = TextTokenizer(target_vocab, target_format)
     ids = {
@@ -133,16 +135,36 @@ def tokenized(texts: list[str], tokenizer: TextTokenizer) -> list[list[int]]:
     return [row for batch in dataset for row in batch.to_list()]
 
 
-def learned_vocabulary(texts: list[str], text_format: TextFormat, size: int, cache: Path) -> Vocabulary:
-    """learn_vocabulary, cached by the texts, format and size: the WordPiece learner takes about half a
-    minute a language on 160k sentences, and every job of a sweep over the same corpus would repeat it."""
-    path = cache / f"{text_format.kind}-{size}-{_digest(texts, text_format, size)}.txt"
-    if not path.exists():
-        log.info("vocabulary: learning %d %s tokens from %d texts ...", size, text_format.kind, len(texts))
-        started = time.perf_counter()
-        learn_vocabulary(texts, text_format, size).to_file(path)  # atomic: a concurrent sweep job reads
+def learned_vocabularies(
+    wanted: list[tuple[list[str], TextFormat]], size: int, cache: Path
+) -> list[Vocabulary]:
+    """learn_vocabulary for each (texts, format), cached by the texts, format and size: the WordPiece
+    learner takes about a minute a language on 170k sentences, and every job of a sweep over the same corpus
+    would repeat it. Two WordPiece vocabularies to learn are learned at once, one in a worker process (the
+    learner is one Python thread, so one core a language; a worker costs a few seconds to start)."""
+    paths = [cache / f"{form.kind}-{size}-{_digest(texts, form, size)}.txt" for texts, form in wanted]
+    jobs = [(texts, form, size, path) for (texts, form), path in zip(wanted, paths, strict=True)]
+    missing = list({path: job for job, path in zip(jobs, paths, strict=True) if not path.exists()}.values())
+    in_workers = missing[:-1] if all(form.kind == "wordpiece" for _, form, _, _ in missing) else []
+    started = time.perf_counter()
+    for texts, form, _, _ in missing:
+        log.info("vocabulary: learning %d %s tokens from %d texts ...", size, form.kind, len(texts))
+    if in_workers:
+        folder = cache / f".workers-{os.getpid()}"
+        results = map_in_processes(_learned_to_file, in_workers, len(in_workers), folder)
+    for job in missing[len(in_workers) :]:
+        _learned_to_file(job)
+    if in_workers:
+        for _ in results:
+            pass
+    if missing:
         log.info("vocabulary: learned in %.0f s (cached in %s)", time.perf_counter() - started, cache)
-    return Vocabulary.from_file(path)
+    return [Vocabulary.from_file(path) for path in paths]
+
+
+def _learned_to_file(job: tuple[list[str], TextFormat, int, Path]) -> None:
+    texts, text_format, size, path = job
+    learn_vocabulary(texts, text_format, size).to_file(path)  # atomic: a concurrent sweep job reads
 
 
 def _digest(texts: list[str], text_format: TextFormat, size: int) -> str:

@@ -3,7 +3,7 @@ as a stream each epoch (train_stream.py); only the validation and test sets and 
 are in memory, so memory does not grow with the corpus.
 
 The split is by a hash of each source sentence (held_out_sources.py), the vocabularies are learned from the
-sample and cached by its content (parallel_text.learned_vocabulary), and the bad-line counts are those of
+sample and cached by its content (parallel_text.learned_vocabularies), and the bad-line counts are those of
 the one preparation pass, complete before training starts (prepared_corpus.py).
 """
 
@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from tx_keras.data.corpus_files import corpus_files
 from tx_keras.data.corpus_location import cache_folder
-from tx_keras.data.parallel_text import learned_vocabulary, tokenized, tokenizer_kinds, unknown_share
+from tx_keras.data.parallel_text import learned_vocabularies, tokenized, tokenizer_kinds, unknown_share
 from tx_keras.data.prepared_corpus import prepare_corpus
 from tx_keras.data.task import SPLITS, Task, pad_rows
 from tx_keras.data.task_config import ParallelTextConfig
@@ -57,10 +57,12 @@ def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
     source_format, target_format = TextFormat(source_kind, lowercase), TextFormat(target_kind, lowercase)
     size, vocabularies = config.vocab_size, cache / "vocabularies"
     if shared:
-        source_vocab = target_vocab = learned_vocabulary(sources + targets, source_format, size, vocabularies)
+        (source_vocab,) = learned_vocabularies([(sources + targets, source_format)], size, vocabularies)
+        target_vocab = source_vocab
     else:
-        source_vocab = learned_vocabulary(sources, source_format, size, vocabularies)
-        target_vocab = learned_vocabulary(targets, target_format, size, vocabularies)
+        source_vocab, target_vocab = learned_vocabularies(
+            [(sources, source_format), (targets, target_format)], size, vocabularies
+        )
     source_tokenizer = TextTokenizer(source_vocab, source_format)
     target_tokenizer = TextTokenizer(target_vocab, target_format)
     # Token ids of the held-out sets and of the sample rows the task keeps; the sample's lengths alone (as

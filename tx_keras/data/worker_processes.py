@@ -24,8 +24,8 @@ def map_in_processes(
     function: Callable[[Any], Any], arguments: list[Any], workers: int, folder: Path
 ) -> Iterator[Any]:
     """`function(argument)` for each argument, yielded in order, computed by `workers` processes (worker w
-    takes arguments w, w + workers, ...); `folder` holds the jobs and results, one pickle file each, and is
-    removed at the end.
+    takes arguments w, w + workers, ...), which start at once: the caller may work meanwhile and read the
+    results after. `folder` holds the jobs and results, one pickle file each, and is removed at the end.
     An exception in a worker is raised here; a worker that dies without a result raises RuntimeError."""
     folder.mkdir(parents=True, exist_ok=True)
     environment = dict(os.environ)
@@ -38,9 +38,13 @@ def map_in_processes(
         job.write_bytes(pickle.dumps((function, [(i, arguments[i]) for i in indices], str(folder))))
         command = [sys.executable, "-m", __name__, str(job)]
         processes.append(subprocess.Popen(command, env=environment, stderr=subprocess.PIPE))
+    return _results(folder, processes, len(arguments))
+
+
+def _results(folder: Path, processes: list[subprocess.Popen], count: int) -> Iterator[Any]:
     try:
-        for index in range(len(arguments)):
-            yield _result(folder / f"result-{index}.pkl", processes[index % workers])
+        for index in range(count):
+            yield _result(folder / f"result-{index}.pkl", processes[index % len(processes)])
     finally:
         for process in processes:
             if process.poll() is None:
