@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import time
 from pathlib import Path
 
@@ -150,8 +149,8 @@ def learned_vocabularies(
     for texts, form, _, _ in missing:
         log.info("vocabulary: learning %d %s tokens from %d texts ...", size, form.kind, len(texts))
     if in_workers:
-        folder = cache / f".workers-{os.getpid()}"
-        results = map_in_processes(_learned_to_file, in_workers, len(in_workers), folder)
+        cache.mkdir(parents=True, exist_ok=True)
+        results = map_in_processes(_learned_to_file, in_workers, len(in_workers))
     for job in missing[len(in_workers) :]:
         _learned_to_file(job)
     if in_workers:

@@ -144,7 +144,7 @@ def _prepare(
     sample: list[tuple[int, Pair]] = []
     train = 0
     try:
-        for result in _mapped(prepare_range, tasks, workers, temp):
+        for result in _mapped(prepare_range, tasks, workers):
             for key in counts:
                 counts[key] += result.counts[key]
             train += result.train
@@ -159,7 +159,7 @@ def _prepare(
     train += merged.train
     sample = heapq.nsmallest(sample_size, itertools.chain(sample, merged.sample))
     shuffles = [(temp, part, len(tasks) + 1, seed * PARTS + part) for part in range(PARTS)]
-    for _ in _mapped(_shuffle_part, shuffles, workers, temp):
+    for _ in _mapped(_shuffle_part, shuffles, workers):
         pass
     name = files[0].name if len(files) == 1 else f"{files[0].name} (+{len(files) - 1} files)"
     if train == 0 or len(splits["test"]) < num_test or len(splits["validation"]) < num_validation:
@@ -195,11 +195,11 @@ def _workers(files: list[Path]) -> int:
     return max(1, min(len(os.sched_getaffinity(0)), _MAX_WORKERS))
 
 
-def _mapped(function: Callable[[Any], Any], jobs: list[Any], workers: int, temp: Path) -> Iterator[Any]:
+def _mapped(function: Callable[[Any], Any], jobs: list[Any], workers: int) -> Iterator[Any]:
     """The jobs' results in order: computed here with one worker, else by worker processes."""
     if workers == 1:
         return map(function, jobs)
-    return map_in_processes(function, jobs, workers, temp / "workers")
+    return map_in_processes(function, jobs, workers)
 
 
 def _shuffle_part(job: tuple[Path, int, int, int]) -> None:
