@@ -137,6 +137,16 @@ def _text_run(root: Path):
     return run_dir, json.loads((run_dir / "summary.json").read_text())
 
 
+def test_a_bucketed_run_logs_no_ran_out_of_data_warning(text_run):
+    """Keras warns "Your input ran out of data" at the end of a dataset of unknown length; with bucketed
+    batches that is every epoch's and every evaluation's normal end, so the run must not print it (it did
+    in the end-of-run evaluation until 2026-12-02)."""
+    run_dir, _ = text_run
+    log = (run_dir / "train.log").read_text()
+    assert "evaluation: decoding the validation and test splits: done" in log
+    assert "ran out of data" not in log
+
+
 def test_a_tiny_run_writes_bleu_and_chrf(text_run):
     run_dir, summary = text_run
     assert summary["status"] == "completed" and summary["config"]["model"]["tie_embeddings"] is True

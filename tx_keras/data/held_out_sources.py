@@ -29,6 +29,7 @@ class HeldOutSources:
         self._keys: list[int] = []  # the candidates' hashes, ascending
         self._sizes: list[int] = []  # their pair counts, in the same order
         self._held = 0  # pairs in the candidates
+        self._filled: bool | None = None  # whether the candidates fill both sets (None: not known yet)
 
     def add(self, key: int, pair: Pair) -> list[Pair]:
         """`pair`, whose source hashes to `key`: [] when it is a candidate, else the pairs now known to
@@ -37,7 +38,7 @@ class HeldOutSources:
         if group is not None:
             group.append(pair)
             self._sizes[bisect.bisect_left(self._keys, key)] += 1
-        elif self._held >= self.needed and key > self._keys[-1]:
+        elif self._held >= self.needed and key > self._keys[-1] and self._fill():
             return [pair]
         else:
             self._groups[key] = [pair]
@@ -45,6 +46,7 @@ class HeldOutSources:
             self._keys.insert(at, key)
             self._sizes.insert(at, 1)
         self._held += 1
+        self._filled = None
         return self._evict()
 
     def _evict(self) -> list[Pair]:
@@ -58,19 +60,31 @@ class HeldOutSources:
             self._sizes.pop()
             group = self._groups.pop(largest)
             self._held -= len(group)
+            self._filled = None
             released += group
         return released
 
+    def _fill(self) -> bool:
+        """Whether the candidates fill both sets: a larger key is training data only then (while the test
+        set's overflowing source loses its surplus, `needed` pairs may not fill them). Known until the
+        candidates change, so the pass pays for it once a change, not once a pair."""
+        if self._filled is None:
+            self._filled = self._first_fill(len(self._sizes), self._held)
+        return self._filled
+
     def _fill_without_largest(self) -> bool:
-        """Whether the other candidates fill both sets (the test set's overflowing source loses its surplus,
-        so whole sources may need more than `needed` pairs). The pass calls this for every new candidate,
-        so it sums the counts in C (accumulate) and never sorts or copies the groups."""
-        others = self._held - self._sizes[-1]
+        """Whether the other candidates fill both sets. The pass calls this for every new candidate, so it
+        sums the counts in C (accumulate) and never sorts or copies the groups."""
+        return self._first_fill(len(self._sizes) - 1, self._held - self._sizes[-1])
+
+    def _first_fill(self, groups: int, pairs: int) -> bool:
+        """Whether the first `groups` candidates (`pairs` pairs) fill both sets (the test set's overflowing
+        source loses its surplus, so whole sources may need more than `needed` pairs)."""
         if self.num_test == 0:
-            return others >= self.num_validation
-        totals = list(accumulate(islice(self._sizes, len(self._sizes) - 1)))
+            return pairs >= self.num_validation
+        totals = list(accumulate(islice(self._sizes, groups)))
         end = bisect.bisect_left(totals, self.num_test)  # the test set's last source: its surplus is dropped
-        return end < len(totals) and others - totals[end] >= self.num_validation
+        return end < len(totals) and pairs - totals[end] >= self.num_validation
 
     def groups(self) -> list[tuple[int, list[Pair]]]:
         """The current candidates: (source hash, its pairs in the order added), by ascending hash."""

@@ -19,6 +19,7 @@ from tx_keras.evaluation.length_penalty_choice import AUTO, LengthPenaltyChoice,
 from tx_keras.evaluation.sorted_decoding import decode_sorted
 from tx_keras.evaluation.translation_file import write_translations
 from tx_keras.models import Transformer
+from tx_keras.training.ran_out_of_data import epoch_end_warning_silenced
 
 TRANSLATIONS = "translations"  # run_dir/translations/test_<decoder>.tsv: source, reference, hypothesis
 GREEDY_BATCH = 512  # sentences per greedy batch: length-sorted, so large batches waste few steps
@@ -45,7 +46,8 @@ class RunEvaluation:
 
 def _teacher_forced(model: Transformer, split: str, batches: Callable[[str], Any]) -> dict[str, float]:
     """Per-token loss and accuracy of `split` with the reference prefix fed in (the logged figures)."""
-    logs = model.evaluate(batches(split), verbose=0, return_dict=True)
+    with epoch_end_warning_silenced():  # bucketed batches: a dataset of unknown length ends normally
+        logs = model.evaluate(batches(split), verbose=0, return_dict=True)
     return {f"{split}_loss": float(logs["loss"]), f"{split}_accuracy": float(logs["accuracy"])}
 
 
