@@ -34,7 +34,7 @@ from tx_keras.data.worker_processes import map_in_processes
 
 log = logging.getLogger(__name__)
 
-_VERSION = "prepared-corpus-v3"  # part of the cache key: change it when preparation changes
+_VERSION = "prepared-corpus-v4"  # part of the cache key: change it when preparation changes
 _PARALLEL_BYTES = 16 << 20  # smaller corpora are prepared in this process
 _MAX_WORKERS = 8
 
