@@ -3,6 +3,7 @@
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 from keras import ops
 
 from tx_keras.data import Vocabulary
@@ -43,6 +44,27 @@ def test_label_smoothing_raises_the_loss_of_a_confident_correct_prediction():
     logits = np.full((1, 2, 4), -10.0, dtype="float32")
     logits[0, 0, 1] = logits[0, 1, 2] = 10.0
     assert float(MaskedCrossEntropy(0.1)(labels, logits)) > float(MaskedCrossEntropy()(labels, logits)) + 0.5
+
+
+def test_label_smoothed_loss_and_gradient_are_the_dense_smoothed_targets_cross_entropy():
+    """The sparse form (no one-hot) must equal -sum(targets * log_softmax) with targets (1 - e) one_hot + e / V,
+    in value and in gradient (softmax - targets over the real tokens), as Keras' smoothed loss defines it."""
+    rng = np.random.default_rng(3)
+    labels = np.array([[5, 1, 7, 2, 0], [3, 3, 2, 0, 0]], dtype="int32")
+    logits = (rng.normal(size=(2, 5, 9)) * 4).astype("float32")
+    smoothing, vocab = 0.1, 9
+    targets = (1 - smoothing) * np.eye(vocab)[labels] + smoothing / vocab
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    mask = labels != 0
+    expected = -(targets * log_probs).sum(-1)[mask].mean()
+    tensor = tf.constant(logits)
+    with tf.GradientTape() as tape:
+        tape.watch(tensor)
+        value = MaskedCrossEntropy(smoothing)(labels, tensor)
+    gradient = tape.gradient(value, tensor).numpy()
+    assert float(value) == pytest.approx(expected, rel=1e-5)
+    expected_gradient = (np.exp(log_probs) - targets) * mask[..., None] / mask.sum()
+    np.testing.assert_allclose(gradient, expected_gradient, atol=1e-6)
 
 
 def test_masked_accuracy_counts_real_tokens_over_batches():
