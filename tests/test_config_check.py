@@ -106,6 +106,7 @@ def _problem(compose_config, *overrides) -> str:
         ("model.dropout=1.5", "model.dropout=1.5 must be in [0, 1)"),
         ("data.name=wmt", "data.name='wmt' is not a task; choose one of: translation, copy, reverse, sort"),
         ("trainer.epochs=0", "trainer.epochs=0 must be >= 1"),
+        ("trainer.max_steps=0", "trainer.max_steps=0 must be >= 1"),
         ("logging.loss_every_steps=-1", "logging.loss_every_steps=-1 must be >= 0"),
         ("trainer.batch_size=8.5", "trainer.batch_size='8.5' has the wrong type: expected int"),
         ("trainer.clip_norm=-1", "trainer.clip_norm=-1.0 must be > 0"),

@@ -61,6 +61,15 @@ def test_without_a_budget_the_clock_counts_planned_steps():
     assert factors == pytest.approx([1.0] * 9 + [(16 - i) / 8 for i in range(9, 16)])
 
 
+def test_a_step_budget_before_the_epochs_ends_the_decay_at_its_step():
+    cooldown = Cooldown(ConstantSchedule(1e-3), fraction=0.5)
+    clock = CooldownClock(cooldown, None, epochs=2, steps_per_epoch=8, max_steps=8)
+    # planned over the budget's 8 steps, not the epochs' 16: full rate through step 4, then (8 - i) / 4
+    assert _fit(cooldown, clock, epochs=1) == pytest.approx([1.0] * 5 + [(8 - i) / 4 for i in range(5, 8)])
+    later = CooldownClock(cooldown, None, epochs=2, steps_per_epoch=8, max_steps=100)
+    assert later.planned_steps == 16  # the epochs end first
+
+
 def test_with_a_budget_the_clock_follows_the_minutes_spent():
     cooldown = Cooldown(ConstantSchedule(1e-3), fraction=0.5)
     budget = TimeBudget(minutes=1.0, spent_minutes=0.75)  # a resumed run, three quarters through

@@ -47,8 +47,8 @@ def test_label_smoothing_raises_the_loss_of_a_confident_correct_prediction():
 
 
 def test_label_smoothed_loss_and_gradient_are_the_dense_smoothed_targets_cross_entropy():
-    """The sparse form (no one-hot) must equal -sum(targets * log_softmax) with targets (1 - e) one_hot + e / V,
-    in value and in gradient (softmax - targets over the real tokens), as Keras' smoothed loss defines it."""
+    """-sum(targets * log_softmax) with targets (1 - e) one_hot + e / V, as the paper smooths labels: in value
+    and in gradient (softmax - targets, averaged over the real tokens only)."""
     rng = np.random.default_rng(3)
     labels = np.array([[5, 1, 7, 2, 0], [3, 3, 2, 0, 0]], dtype="int32")
     logits = (rng.normal(size=(2, 5, 9)) * 4).astype("float32")

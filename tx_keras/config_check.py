@@ -133,6 +133,7 @@ _VALUES: dict[str, Rule] = {
     "trainer.max_train_minutes": _or_null(
         lambda value: None if value > 0 else "must be > 0 (or null for no time limit)"
     ),
+    "trainer.max_steps": _or_null(_at_least(1)),
     "trainer.batch_size": _at_least(1),
     "trainer.batching": _one_of(*BATCHING),
     "trainer.shape_classes": _or_null(_auto_or_at_least_1),

@@ -23,6 +23,7 @@ RUN_FORMAT = 1
 # Config keys a resumed run may change: they extend the run or change what is logged, not what is learnt.
 RESUMABLE_CHANGES = (
     "trainer.epochs",
+    "trainer.max_steps",  # a step budget extends or ends the run, as epochs do
     "trainer.checkpoint_every",
     "trainer.checkpoint_every_minutes",
     "trainer.objective",

@@ -30,15 +30,21 @@ def summary_or_none(run_dir: Path) -> dict[str, Any] | None:
     return summary if isinstance(summary, dict) else None
 
 
-def completed_summary(run_dir: Path, epochs: int) -> dict[str, Any] | None:
+def completed_summary(run_dir: Path, epochs: int, max_steps: int | None = None) -> dict[str, Any] | None:
     """The run's summary if it already completed `epochs` epochs (a rerun skips it), else None.
 
     A run asked for more epochs than it has (`resume=RUN_DIR trainer.epochs=<more>`) is not done: it
-    continues from its last checkpoint. One that stopped on its time budget is done.
+    continues from its last checkpoint; so is one that stopped on its step budget and is asked for more
+    steps (`trainer.max_steps=<more>`, or null: then its epochs decide). One that stopped on its time
+    budget is done.
     """
     summary = summary_or_none(run_dir)
     if summary is None:
         return None
-    finished = summary.get("epochs", 0) >= epochs or "stopped_by" in summary  # e.g. its time budget
+    if str(summary.get("stopped_by", "")).startswith("step budget"):
+        steps = summary.get("optimizer_steps", 0)
+        finished = steps >= max_steps if max_steps else summary.get("epochs", 0) >= epochs
+    else:
+        finished = summary.get("epochs", 0) >= epochs or "stopped_by" in summary  # e.g. its time budget
     done = summary.get("status") == "completed" and finished
     return summary if done else None

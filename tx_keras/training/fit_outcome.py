@@ -32,8 +32,18 @@ def fit_outcome(
         fields["head_importance"] = run.importance.record
     if run.budget and run.budget.reached:
         fields["stopped_by"] = f"time budget: trainer.max_train_minutes={cfg.trainer.max_train_minutes}"
+    elif run.step_budget and run.step_budget.reached:
+        fields["stopped_by"] = f"step budget: trainer.max_steps={cfg.trainer.max_steps}"
     elif run.stopper is not None and run.stopper.reason:
         fields["stopped_by"] = run.stopper.reason
+    elif stopped_before and step_budget_spent(cfg, checkpoint):
+        fields["stopped_by"] = f"step budget: trainer.max_steps={cfg.trainer.max_steps} (before this resume)"
     elif stopped_before:
         fields["stopped_by"] = f"early stopping after epoch {epochs} (before this resume)"
     return epochs, metrics, fields
+
+
+def step_budget_spent(cfg: DictConfig, checkpoint: Checkpoint | None) -> bool:
+    """Whether `checkpoint` has taken `trainer.max_steps` updates already: a resume has nothing to train
+    (Keras' `fit` takes a step before a callback can stop it)."""
+    return bool(cfg.trainer.get("max_steps") and checkpoint and checkpoint.step >= cfg.trainer.max_steps)

@@ -86,7 +86,7 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
     """
     if isolate_failures:
         no_early_stopping_in_sweep(cfg)
-    done = completed_summary(run_dir, cfg.trainer.epochs)
+    done = completed_summary(run_dir, cfg.trainer.epochs, cfg.trainer.get("max_steps"))
     if done is not None:
         print(f"tx-train: {run_dir} already completed; skipped (delete its {SUMMARY_NAME} to rerun)")
         return float(done["metrics"].get(cfg.trainer.objective, float("nan")))

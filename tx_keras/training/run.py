@@ -34,7 +34,7 @@ from tx_keras.training.callbacks.early_stopping import STOPPED_KEY
 from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
 from tx_keras.training.determinism import make_deterministic
 from tx_keras.training.epoch_batches import EpochBatches
-from tx_keras.training.fit_outcome import fit_outcome
+from tx_keras.training.fit_outcome import fit_outcome, step_budget_spent
 from tx_keras.training.model_build import build_and_compile
 from tx_keras.training.ran_out_of_data import epoch_end_warning_silenced
 from tx_keras.training.run_callbacks import assemble_callbacks, run_dataset
@@ -91,7 +91,9 @@ def _fit(
     )
     if left_out is not None:
         run.callbacks.append(LeftOutReport(left_out, task.train_stream))
-    stopped_before = bool(checkpoint and checkpoint.logs.get(STOPPED_KEY))  # killed after it stopped
+    # killed after it stopped (early stopping, or the step budget spent): fit trains nothing more
+    stopped = bool(checkpoint and checkpoint.logs.get(STOPPED_KEY))
+    stopped_before = stopped or step_budget_spent(cfg, checkpoint)
     fit_clock = CpuClock()  # the training phase (with its per-epoch validation): time and cores kept busy
     with epoch_end_warning_silenced():
         history = model.fit(
@@ -109,6 +111,7 @@ def _fit(
         "task": task.name,
         "parameters": int(model.count_params()),
         "epochs": epochs,
+        "optimizer_steps": int(np.asarray(model.optimizer.iterations)),  # the unit of trainer.max_steps
         "train_time_s": round(fit_cpu.wall_s, 2),
         **fit_cpu.fields(),  # train_cpu_s, cpu_per_wall, cores
         "data": {**task.report, "padding_fraction": batches.padding, **_left_out(left_out)},

@@ -21,6 +21,7 @@ from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
 from tx_keras.training.callbacks.progress import Progress
+from tx_keras.training.callbacks.step_budget import StepBudget
 from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
 from tx_keras.training.callbacks.validation_exact_match import LOG_KEY, ValidationExactMatch
@@ -60,6 +61,7 @@ class RunCallbacks:
     callbacks: list[keras.callbacks.Callback] = field(default_factory=list)
     stopper: EarlyStopping | None = None
     budget: TimeBudget | None = None
+    step_budget: StepBudget | None = None
     importance: keras.callbacks.Callback | None = None  # HeadImportanceAtEnd
 
 
@@ -144,8 +146,13 @@ def assemble_callbacks(
         spent = checkpoint.logs.get(SPENT_KEY, 0.0) if checkpoint else 0.0
         run.budget = TimeBudget(cfg.trainer.max_train_minutes, spent)
         run.callbacks.append(run.budget)
+    if cfg.trainer.max_steps:
+        run.step_budget = StepBudget(cfg.trainer.max_steps)
+        run.callbacks.append(run.step_budget)
     if isinstance(schedule, Cooldown):
-        run.callbacks.append(CooldownClock(schedule, run.budget, cfg.trainer.epochs, batches.steps))
+        run.callbacks.append(
+            CooldownClock(schedule, run.budget, cfg.trainer.epochs, batches.steps, cfg.trainer.max_steps)
+        )
     if cfg.logging.get("head_importance") and tensorflow_installed():  # after training, before evaluation
         from tx_keras.training.callbacks.head_importance import ROWS, HeadImportanceAtEnd
 
@@ -163,6 +170,7 @@ def assemble_callbacks(
             sys.stderr.isatty(),
             cfg.logging.verbose,
             run.budget,
+            run.step_budget,
         )
     )
     if cfg.trainer.checkpoint_every:  # last: an epoch is checkpointed once its points are on disk

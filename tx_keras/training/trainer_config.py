@@ -28,6 +28,7 @@ class TrainerConfig:
 
     epochs: int = 6  # passes over the training split
     max_train_minutes: float | None = None  # stop training after this many minutes; None = off
+    max_steps: int | None = None  # stop training after this many optimizer steps; None = off
     batch_size: int = 64  # sentence pairs per step
     batching: str = "fixed"  # fixed | bucket (tx_keras/data/batching.py)
     batch_tokens: int | None = None  # bucket only: rows per batch = this // bucket width

@@ -11,15 +11,23 @@ from tx_keras.training.learning_rate import Cooldown
 
 class CooldownClock(keras.callbacks.Callback):
     """Before every step, sets the cool-down from the share of training done: of the planned steps
-    (`epochs * steps_per_epoch`, counted by the optimizer, so a resumed run continues the decay where it
-    stopped) or, when there is a time budget and it will end training first, of the budget (so the rate
-    reaches 0 just as the budget stops training, however fast the host is).
+    (`epochs * steps_per_epoch`, or `max_steps` when that step budget comes first; counted by the
+    optimizer, so a resumed run continues the decay where it stopped) or, when there is a time budget and
+    it will end training first, of the budget (so the rate reaches 0 just as the budget stops training,
+    however fast the host is).
     """
 
-    def __init__(self, cooldown: Cooldown, budget: TimeBudget | None, epochs: int, steps_per_epoch: int):
+    def __init__(
+        self,
+        cooldown: Cooldown,
+        budget: TimeBudget | None,
+        epochs: int,
+        steps_per_epoch: int,
+        max_steps: int | None = None,
+    ):
         super().__init__()
         self.cooldown, self.budget = cooldown, budget
-        self.planned_steps = max(1, epochs * steps_per_epoch)
+        self.planned_steps = max(1, min(epochs * steps_per_epoch, max_steps or epochs * steps_per_epoch))
 
     def on_train_batch_begin(self, batch: int, logs: dict | None = None) -> None:
         sync_variables(self.model)  # JAX: the step count now, and the next step reads the factor set here

@@ -8,6 +8,7 @@ import time
 import keras
 from tqdm import tqdm
 
+from tx_keras.training.callbacks.step_budget import StepBudget
 from tx_keras.training.callbacks.time_budget import TimeBudget
 from tx_keras.training.clock import clock
 
@@ -34,10 +35,11 @@ class Progress(keras.callbacks.Callback):
         terminal: bool,
         verbose: int,
         budget: TimeBudget | None = None,
+        step_budget: StepBudget | None = None,
     ):
         super().__init__()
         self.epochs, self.steps, self.tokens_per_step = epochs, max(1, steps_per_epoch), tokens_per_step
-        self.every_s, self.verbose, self.budget = every_s, verbose, budget
+        self.every_s, self.verbose, self.budget, self.step_budget = every_s, verbose, budget, step_budget
         self.bar_wanted = terminal and verbose >= 1
         self._bar: tqdm | None = None
         self._epoch = 0
@@ -83,6 +85,8 @@ class Progress(keras.callbacks.Callback):
             elapsed, counted = max(time.monotonic() - self._epoch_start, 1e-9), 1
         per_step = elapsed / counted
         steps_left = max(self.steps - step, 0) + self.steps * (self.epochs - self._epoch - 1)
+        if self.step_budget is not None:
+            steps_left = min(steps_left, self.step_budget.steps_left())
         parts = []
         if "loss" in logs:
             parts.append(f"loss {float(logs['loss']):.4f}")
