@@ -290,7 +290,8 @@ def _config(*overrides: str):
         (
             [*JAX_PAIR, "trainer.checkpoint_every_minutes=5"],
             "trainer.checkpoint_every_minutes=5.0 is decided by each process's own clock, and several "
-            "processes must stop and checkpoint at the same step; use epochs and checkpoint_every",
+            "processes must stop and checkpoint at the same step; use epochs or max_steps, and "
+            "checkpoint_every",
         ),
         (
             ["trainer.distribution=data_parallel", "trainer.coordinator=nohost"],

@@ -246,7 +246,8 @@ def _check_distribution(trainer: Mapping) -> None:
     if group.is_multi_process and clocked:
         raise ConfigError(
             f"trainer.{clocked[0]}={trainer[clocked[0]]} is decided by each process's own clock, and "
-            "several processes must stop and checkpoint at the same step; use epochs and checkpoint_every"
+            "several processes must stop and checkpoint at the same step; use epochs or max_steps, and "
+            "checkpoint_every"
         )
     if group.is_multi_process and trainer["batching"] == "bucket":
         raise ConfigError(
