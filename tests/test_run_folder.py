@@ -82,6 +82,12 @@ def test_completed_summary_skips_only_runs_that_finished(tmp_path):
     assert completed_summary(tmp_path, 8) is None  # asked to train longer: it resumes
     write_summary(tmp_path, {"status": "completed", "epochs": 2, "stopped_by": "time budget"})
     assert completed_summary(tmp_path, 8) is not None
+    budget = {"status": "completed", "epochs": 1, "optimizer_steps": 5, "stopped_by": "step budget: ..."}
+    write_summary(tmp_path, budget)
+    assert completed_summary(tmp_path, 3, max_steps=5) is not None  # the same command: done
+    assert completed_summary(tmp_path, 3, max_steps=9) is None  # more steps asked for: it resumes
+    assert completed_summary(tmp_path, 3) is None  # no step budget now: the epochs decide
+    assert completed_summary(tmp_path, 1) is not None
     write_summary(tmp_path, {"status": "failed", "epochs": 4})
     assert completed_summary(tmp_path, 4) is None
     (tmp_path / "summary.json").write_text("{torn")
