@@ -32,7 +32,8 @@ def test_report_names_the_folder_the_scores_and_the_next_commands(tiny_run):
     assert set(shown) == set(list(headline_metrics(summary["metrics"]))[: len(shown)])
     for name, text in shown.items():
         assert float(text) == round(summary["metrics"][name], 4), name
-    assert "2 of 2 epochs in " in next(line for line in report if line.startswith("  trained:"))
+    trained = next(line for line in report if line.startswith("  trained:"))
+    assert "2 of 2 epochs in " in trained and f", {summary['optimizer_steps']:,} optimizer steps;" in trained
     (export,) = [line for line in report if line.startswith("  export:")]
     assert cwd / export.split(maxsplit=1)[1] == run_dir / summary["export"]
     assert (run_dir / summary["export"] / "saved_model.pb").is_file()
