@@ -30,6 +30,9 @@ def summary_or_none(run_dir: Path) -> dict[str, Any] | None:
     return summary if isinstance(summary, dict) else None
 
 
+STEP_BUDGET = "step budget"  # how `stopped_by` starts when trainer.max_steps ended the run
+
+
 def completed_summary(run_dir: Path, epochs: int, max_steps: int | None = None) -> dict[str, Any] | None:
     """The run's summary if it already completed `epochs` epochs (a rerun skips it), else None.
 
@@ -41,7 +44,7 @@ def completed_summary(run_dir: Path, epochs: int, max_steps: int | None = None) 
     summary = summary_or_none(run_dir)
     if summary is None:
         return None
-    if str(summary.get("stopped_by", "")).startswith("step budget"):
+    if str(summary.get("stopped_by", "")).startswith(STEP_BUDGET):
         steps = summary.get("optimizer_steps", 0)
         finished = steps >= max_steps if max_steps else summary.get("epochs", 0) >= epochs
     else:

@@ -8,6 +8,7 @@ import keras
 from omegaconf import DictConfig
 
 from tx_keras.run_folder.checkpoint import Checkpoint
+from tx_keras.run_folder.summary import STEP_BUDGET
 from tx_keras.training.run_callbacks import RunCallbacks
 
 
@@ -33,11 +34,12 @@ def fit_outcome(
     if run.budget and run.budget.reached:
         fields["stopped_by"] = f"time budget: trainer.max_train_minutes={cfg.trainer.max_train_minutes}"
     elif run.step_budget and run.step_budget.reached:
-        fields["stopped_by"] = f"step budget: trainer.max_steps={cfg.trainer.max_steps}"
+        fields["stopped_by"] = f"{STEP_BUDGET}: trainer.max_steps={cfg.trainer.max_steps}"
     elif run.stopper is not None and run.stopper.reason:
         fields["stopped_by"] = run.stopper.reason
     elif stopped_before and step_budget_spent(cfg, checkpoint):
-        fields["stopped_by"] = f"step budget: trainer.max_steps={cfg.trainer.max_steps} (before this resume)"
+        budget = f"{STEP_BUDGET}: trainer.max_steps={cfg.trainer.max_steps}"
+        fields["stopped_by"] = f"{budget} (before this resume)"
     elif stopped_before:
         fields["stopped_by"] = f"early stopping after epoch {epochs} (before this resume)"
     return epochs, metrics, fields

@@ -27,7 +27,8 @@ class CooldownClock(keras.callbacks.Callback):
     ):
         super().__init__()
         self.cooldown, self.budget = cooldown, budget
-        self.planned_steps = max(1, min(epochs * steps_per_epoch, max_steps or epochs * steps_per_epoch))
+        planned = epochs * steps_per_epoch
+        self.planned_steps = max(1, min(planned, max_steps) if max_steps else planned)
 
     def on_train_batch_begin(self, batch: int, logs: dict | None = None) -> None:
         sync_variables(self.model)  # JAX: the step count now, and the next step reads the factor set here
