@@ -222,3 +222,21 @@ def test_shape_classes_replay_by_seed_and_epoch_and_resume_past_trained_batches(
     skip = tf.Variable(3, dtype=tf.int64)
     resumed = make_dataset(source, target, 8, True, epoch=1, skip=skip, **settings)
     assert epoch_batches(resumed) == second[3:]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"batching": "bucket", "batch_tokens": 200, "shuffle": True},
+        {"batching": "bucket", "batch_tokens": 200, "shuffle": False},
+        {"batching": "fixed", "shuffle": True},
+        {"batching": "fixed", "shuffle": False},
+    ],
+)
+def test_no_pipeline_runs_the_autotuning_thread_whose_sleep_stalled_each_epochs_end(options):
+    """Deleting an iterator waits for tf.data's autotuning thread to wake (data/autotune_thread.py): Keras
+    deletes one at every epoch boundary, so every training and evaluation pipeline runs without it."""
+    source, target = _rows(40, 12), _rows(40, 12, seed=1)
+    dataset = make_dataset(source, target, 8, **options)
+    assert dataset.options().autotune.enabled is False
+    assert sum(int(labels.shape[0]) for _, labels in dataset) >= 40  # every row still comes out

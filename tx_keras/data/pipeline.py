@@ -3,6 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
+from tx_keras.data.autotune_thread import without_autotune_thread
 from tx_keras.data.batch_skip import skip_batches
 from tx_keras.data.batching import BATCHING
 from tx_keras.data.length_batches import batch_width, computed_rows, epoch_widths, length_batches, row_lengths
@@ -48,10 +49,14 @@ def make_dataset(
     if batching not in BATCHING:
         raise ValueError(f"batching={batching!r}; choose one of: {', '.join(BATCHING)}")
     if batching == "bucket":
-        return _bucketed(source, target, batch_size, batch_tokens, shuffle, seed, epoch, skip, shape_classes)
+        bucketed = _bucketed(
+            source, target, batch_size, batch_tokens, shuffle, seed, epoch, skip, shape_classes
+        )
+        return without_autotune_thread(bucketed)
     if not shuffle:
         dataset = tf.data.Dataset.from_tensor_slices(((source, target[:, :-1]), target[:, 1:])).cache()
-        return dataset.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
+        dataset = dataset.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
+        return without_autotune_thread(dataset)
     rows = len(source)
     encoder, decoder, labels = tf.constant(source), tf.constant(target[:, :-1]), tf.constant(target[:, 1:])
 
@@ -68,7 +73,7 @@ def make_dataset(
         gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
     )
     dataset = dataset.prefetch(tf.data.AUTOTUNE)
-    return dataset if skip is None else skip_batches(dataset, skip)
+    return without_autotune_thread(dataset if skip is None else skip_batches(dataset, skip))
 
 
 def _bucketed(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import tensorflow as tf
 
+from tx_keras.data.autotune_thread import without_autotune_thread
 from tx_keras.data.batching import BATCHING
 from tx_keras.data.length_batches import batch_width, bucket_widths, length_batches
 from tx_keras.data.text_tokenizer import TextTokenizer
@@ -137,7 +138,7 @@ class TrainStream:
         # to find it (such a step advances the dropout seeds and the step counter, so a resumed run, whose
         # shortened epoch the trainer ends by hand, would drift by one; data/batch_skip.py).
         batches = batches.apply(tf.data.experimental.assert_cardinality(length))
-        return batches.map(teacher_forced).prefetch(tf.data.AUTOTUNE)
+        return without_autotune_thread(batches.map(teacher_forced).prefetch(tf.data.AUTOTUNE))
 
     def _lines(self, files) -> tf.data.Dataset:
         """The lines of `files` in that order."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import keras
 
+from tx_keras.layers.projection import dense_on_rows
+
 
 @keras.saving.register_keras_serializable(package="tx_keras")
 class FeedForward(keras.layers.Layer):
@@ -55,7 +57,8 @@ class FeedForward(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, training=None):
-        return self._output(self._dropout(self._hidden(inputs), training=training))
+        hidden = self._dropout(dense_on_rows(self._hidden, inputs), training=training)
+        return dense_on_rows(self._output, hidden)
 
     def compute_output_shape(self, input_shape):
         return (*input_shape[:-1], self.d_model)

@@ -7,6 +7,7 @@ from keras import ops
 
 from tx_keras.layers.attention import scaled_dot_product_attention
 from tx_keras.layers.multi_head_base import MultiHeadBase
+from tx_keras.layers.projection import project_rows
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
@@ -69,33 +70,33 @@ class MultiHeadAttention(MultiHeadBase):
         """A (d_in, h, d_k) kernel viewed as the (d_in, h * d_k) matrix of one plain matmul."""
         return ops.reshape(getattr(self, f"{name}_kernel"), (-1, self.num_heads * self.key_dim))
 
-    def _split_heads(self, projected, heads: int):
-        """(B, T, heads * d_k) -> (B, heads, T, d_k)."""
-        shape = ops.shape(projected)
-        projected = ops.reshape(projected, (shape[0], shape[1], heads, self.key_dim))
-        return ops.transpose(projected, (0, 2, 1, 3))
+    def _split_heads(self, rows, inputs, heads: int):
+        """(B * T, heads * d_k) rows of the (B, T, d_in) `inputs` -> (B, heads, T, d_k)."""
+        shape = ops.shape(inputs)
+        return ops.transpose(ops.reshape(rows, (shape[0], shape[1], heads, self.key_dim)), (0, 2, 1, 3))
+
+    def _bias(self, name: str):
+        """A (h, d_k) bias viewed as the (h * d_k,) vector of the flat projection, or None."""
+        return ops.reshape(getattr(self, f"{name}_bias"), (-1,)) if self.use_bias else None
 
     def _project_one(self, name: str, inputs):
         """(B, T, d_in) -> (B, h, T, d_k): every head's projection in one matmul.
 
-        Written as a 2-D matmul (as Dense is) plus a bias on the last axis, then split into heads, rather
-        than as the einsum `btd,dhk->bhtk`: same weights and numbers, but TensorFlow's Einsum kernel and
-        its gradients ran at about half the FLOP rate of MatMul on a CPU (a training step 1.07x faster by
-        CPU time on the AVX2-only AMD EPYC, 2026-11-30; docs/performance.md, speed work).
+        Written as a 2-D matmul of the flattened rows plus the bias (`project_rows`), then split into
+        heads, rather than as the einsum `btd,dhk->bhtk`: same weights and numbers, but TensorFlow's Einsum
+        kernel and its gradients ran at about half the FLOP rate of MatMul on a CPU (a training step 1.07x
+        faster by CPU time on the AVX2-only AMD EPYC, 2026-11-30; docs/performance.md, speed work), and
+        oneDNN fuses the bias add into a 2-D MatMul.
         """
-        projected = ops.matmul(inputs, self._flat_kernel(name))
-        if self.use_bias:
-            projected = projected + ops.reshape(getattr(self, f"{name}_bias"), (-1,))
-        return self._split_heads(projected, self.num_heads)
+        rows = project_rows(inputs, self._flat_kernel(name), self._bias(name))
+        return self._split_heads(rows, inputs, self.num_heads)
 
     def _project_fused(self, inputs, names: tuple[str, ...]) -> list:
         """Several projections of the same input in one matmul over kernels concatenated along the heads."""
         kernel = ops.concatenate([self._flat_kernel(name) for name in names], axis=1)
-        projected = ops.matmul(inputs, kernel)
-        if self.use_bias:
-            bias = ops.concatenate([ops.reshape(getattr(self, f"{name}_bias"), (-1,)) for name in names], 0)
-            projected = projected + bias
-        return ops.split(self._split_heads(projected, len(names) * self.num_heads), len(names), axis=1)
+        bias = ops.concatenate([self._bias(name) for name in names], 0) if self.use_bias else None
+        rows = project_rows(inputs, kernel, bias)
+        return ops.split(self._split_heads(rows, inputs, len(names) * self.num_heads), len(names), axis=1)
 
     def _project(self, query, value, key) -> tuple:
         """Fused into one matmul where the same tensor feeds several projections (with `fused_qkv`)."""
@@ -119,15 +120,12 @@ class MultiHeadAttention(MultiHeadBase):
 
     def _combine(self, heads):
         """Concatenating the heads and multiplying by W_o is one contraction over (head, d_k): a matmul
-        of the (B, T, h * d_k) concatenation by W_o viewed as (h * d_k, d_model)."""
+        of the (B * T, h * d_k) concatenated rows by W_o viewed as (h * d_k, d_model)."""
         shape = ops.shape(heads)
-        concatenated = ops.reshape(
-            ops.transpose(heads, (0, 2, 1, 3)), (shape[0], shape[2], self.num_heads * self.key_dim)
-        )
-        outputs = ops.matmul(concatenated, ops.reshape(self.output_kernel, (-1, self.d_model)))
-        if self.use_bias:
-            outputs = outputs + self.output_bias
-        return outputs
+        concatenated = ops.transpose(heads, (0, 2, 1, 3))
+        bias = self.output_bias if self.use_bias else None
+        rows = project_rows(concatenated, ops.reshape(self.output_kernel, (-1, self.d_model)), bias)
+        return ops.reshape(rows, (shape[0], shape[2], self.d_model))
 
     def get_config(self) -> dict:
         return {**super().get_config(), "fused_qkv": self.fused_qkv}

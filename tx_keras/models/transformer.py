@@ -8,6 +8,7 @@ from operator import attrgetter
 import keras
 from keras import ops
 
+from tx_keras.layers.projection import dense_on_rows, project_rows
 from tx_keras.models.decoder import Decoder
 from tx_keras.models.encoder import Encoder
 from tx_keras.models.model_config import ModelConfig, split_model_config
@@ -93,9 +94,9 @@ class Transformer(keras.Model):
         """Target-vocabulary logits (float32) from decoder states (B, T, d_model)."""
         if self.projection is None:
             table = ops.cast(self.decoder.token_table, hidden.dtype)
-            logits = ops.matmul(hidden, ops.transpose(table)) + ops.cast(self.logits_bias, hidden.dtype)
-            return ops.cast(logits, "float32")
-        return ops.cast(self.projection(hidden), "float32")
+            rows = project_rows(hidden, ops.transpose(table), ops.cast(self.logits_bias, hidden.dtype))
+            return ops.cast(ops.reshape(rows, (*ops.shape(hidden)[:-1], self.target_vocab_size)), "float32")
+        return ops.cast(dense_on_rows(self.projection, hidden), "float32")
 
     def encode(self, source_ids, training=None):
         """Encoder output (B, Ts, d_model): computed once per sentence, reused at every decoding step."""
