@@ -58,3 +58,11 @@ def test_project_rows_flattens_the_leading_axes():
     rows = np.asarray(project_rows(x, kernel, bias))
     assert rows.shape == (6, 5)
     np.testing.assert_allclose(rows, x.reshape(6, 4) @ kernel + bias, **FLOAT32)
+
+
+def test_a_quantized_dense_keeps_its_own_call():
+    """int8 weights are not the float kernel `project_rows` multiplies by: Dense's own call dequantizes."""
+    dense = _dense(5, (2, 3, 6), activation="relu")
+    dense.quantize("int8")
+    x = RNG.normal(size=(2, 3, 6)).astype("float32")
+    np.testing.assert_allclose(np.asarray(dense_on_rows(dense, x)), np.asarray(dense(x)), **FLOAT32)
