@@ -1,9 +1,12 @@
 """The reported loss is a per-token mean over the epoch, whatever the batches' shapes."""
 
+from collections import Counter
+
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.python.eager import context
 
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
@@ -12,7 +15,7 @@ from tx_keras.training.token_mean_loss import TokenMeanLoss
 VOCAB = 7
 
 
-def _model() -> keras.Model:
+def _model(label_smoothing: float = 0.0) -> keras.Model:
     """Ids (B, T) -> logits (B, T, V): enough to give every position its own loss."""
     keras.utils.set_random_seed(3)
     model = keras.Sequential(
@@ -20,8 +23,8 @@ def _model() -> keras.Model:
     )
     model.compile(
         optimizer=keras.optimizers.SGD(0.0),  # weights never move: fit's figure is checkable by hand
-        loss=MaskedCrossEntropy(),
-        metrics=[TokenMeanLoss(), MaskedAccuracy()],
+        loss=MaskedCrossEntropy(label_smoothing),
+        metrics=[TokenMeanLoss(label_smoothing), MaskedAccuracy()],
     )
     return model
 
@@ -72,3 +75,22 @@ def test_label_smoothing_is_the_training_loss_s_and_round_trips():
     metric.update_state(labels, logits)
     assert float(metric.result()) == pytest.approx(float(MaskedCrossEntropy(0.1)(labels, logits)), rel=1e-6)
     assert TokenMeanLoss.from_config(metric.get_config()).label_smoothing == 0.1
+
+
+@pytest.mark.parametrize(
+    ("smoothing", "op"),
+    [(0.0, "SparseSoftmaxCrossEntropyWithLogits"), (0.1, "SoftmaxCrossEntropyWithLogits")],
+)
+def test_a_training_step_computes_the_softmax_once(smoothing, op):
+    """The metric's cross-entropy is the loss's own subgraph, so TensorFlow's graph optimizer merges the two:
+    one softmax over the vocabulary a step, not two (the ops the step ran, after optimisation)."""
+    model = _model(smoothing)
+    ids = np.random.default_rng(4).integers(1, VOCAB, (4, 6)).astype("int32")
+    context.enable_run_metadata()  # TensorFlow's record of the graphs a call ran, as they were optimised
+    try:
+        model.train_on_batch(ids, ids)
+        graphs = context.export_run_metadata().function_graphs
+    finally:
+        context.disable_run_metadata()
+    ran = Counter(node.op for graph in graphs for node in graph.post_optimization_graph.node)
+    assert ran[op] == 1

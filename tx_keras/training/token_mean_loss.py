@@ -27,7 +27,14 @@ class TokenMeanLoss(keras.metrics.Metric):
         self.tokens = self.add_variable(shape=(), initializer="zeros", name="tokens")
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        """`sample_weight` (Keras' propagated mask) marks the same positions as label 0: not applied twice."""
+        """`sample_weight` (Keras' propagated mask) marks the same positions as label 0: not applied twice.
+
+        The inputs are converted exactly as `keras.losses.Loss.__call__` converts the training loss's (both
+        to the loss's float32, the labels cast back to int32 inside), so in a compiled step this metric's
+        cross-entropy is the same subgraph as the loss's and TensorFlow's graph optimizer computes the
+        softmax over the vocabulary once instead of twice (docs/performance.md, "One softmax a step").
+        """
+        y_true, y_pred = (ops.convert_to_tensor(y, dtype=self._loss.dtype) for y in (y_true, y_pred))
         losses, mask = self._loss.token_losses(y_true, y_pred)
         self.total.assign_add(ops.sum(losses * mask))
         self.tokens.assign_add(ops.sum(mask))
