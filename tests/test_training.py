@@ -11,6 +11,7 @@ from tx_keras.decoding.batches import decode_in_batches
 from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.evaluation.exact_match import exact_match
 from tx_keras.models import ModelConfig, Transformer
+from tx_keras.most_likely import most_likely
 from tx_keras.training.learning_rate import NoamSchedule
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
@@ -73,6 +74,21 @@ def test_masked_accuracy_counts_real_tokens_over_batches():
     metric.update_state(np.array([[1, 2, 0]]), one_hot[[[1, 3, 0]]])  # 1 of 2 real tokens right
     metric.update_state(np.array([[4, 4, 4]]), one_hot[[[4, 4, 4]]])  # 3 of 3
     assert float(metric.result()) == pytest.approx(4 / 5)
+
+
+def test_masked_accuracy_predicts_as_argmax_ties_and_bfloat16_included():
+    """`most_likely` (top_k) in place of argmax: the same id on ties (the lowest), and in bfloat16."""
+    rng = np.random.default_rng(5)
+    logits = rng.normal(size=(3, 4, 50)).astype("float32")
+    logits[0, 0, [7, 3, 30]] = 9.0  # a three-way tie: argmax takes id 3
+    labels = np.argmax(logits, axis=-1)
+    labels[1, 2] = (labels[1, 2] + 1) % 50  # one wrong
+    labels[2, 3] = 0  # one padding position
+    for dtype in ("float32", "bfloat16"):
+        metric = MaskedAccuracy()
+        metric.update_state(labels, ops.cast(logits, dtype))
+        assert float(metric.result()) == pytest.approx(10 / 11)
+    assert np.array_equal(ops.convert_to_numpy(most_likely(logits)), np.argmax(logits, axis=-1))
 
 
 def _tiny_model():

@@ -36,13 +36,6 @@ def start_caches(model: Transformer, memory, target_length: int) -> tuple[list, 
     return zeros(target_length), model.decoder.fill_cross_attention_caches(memory, zeros(source_length))
 
 
-def most_likely(logits):
-    """Each row's highest-scoring word (B,) int32, the lowest id on a tie, as argmax. Through `top_k` with
-    k = 1, one op on every backend: `ops.argmax` adds a signed-zero fix of five ops on TensorFlow, which
-    with the index fix of `ops.take` made a cached step ~5-10 % slower there (2-core CPU, loaded)."""
-    return ops.cast(ops.top_k(logits, k=1)[1][:, 0], "int32")
-
-
 def at_position(tensor, position):
     """`tensor` (B, T, ...) at `position` (a tensor) of axis 1, kept as (B, 1, ...): a slice, with none of
     `ops.take`'s index fixing."""

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 import keras
 from keras import ops
 
-from tx_keras.decoding.cached_step import at_position, most_likely, start_buffer
+from tx_keras.decoding.cached_step import at_position, start_buffer
 from tx_keras.decoding.compiled_decoder import compile_decoder
 from tx_keras.layers.position_write import write_at
+from tx_keras.most_likely import most_likely
 from tx_keras.special_tokens import EOS
 
 if TYPE_CHECKING:
