@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Lowest first. A module may import its own level and the levels below it. "" is the package root.
 LEVELS: tuple[tuple[str, ...], ...] = (
-    # Leaves with no model code: errors, tokens, the component table, run-folder files, figures, the process.
+    # Leaves with no model code: errors, tokens, the component table, run-folder files, figures, the process,
+    # the argmax of scores.
     (
         "",
         "user_error",
@@ -21,6 +22,7 @@ LEVELS: tuple[tuple[str, ...], ...] = (
         "lazy_names",
         "components",
         "norm_placement",
+        "most_likely",
         "runtime",
         "run_folder",
         "plots",
