@@ -20,8 +20,7 @@ from tx_keras.data.batching import BATCHING
 from tx_keras.data.length_batches import batch_width, bucket_widths, length_batches
 from tx_keras.data.text_tokenizer import TextTokenizer
 from tx_keras.data.vocabulary import Vocabulary
-
-_TOKENIZE_BATCH = 1024
+from tx_keras.data.window_buckets import single_rows, window_batches
 
 
 @dataclass(frozen=True)
@@ -104,23 +103,19 @@ class TrainStream:
                 bucketed batches (a pass's last ones flushed at its end), or rows for fixed batching."""
                 pass_key = tf.random.experimental.stateless_fold_in(key, number)
 
-                def shuffled(index: tf.Tensor, window: tf.Tensor) -> tf.Tensor:
+                def shuffled(index: tf.Tensor, window: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
                     """A window of lines in an order drawn from (seed, epoch, pass, window)."""
                     window_key = tf.random.experimental.stateless_fold_in(pass_key, index)
-                    return tf.random.experimental.stateless_shuffle(window, seed=window_key)
+                    return index, tf.random.experimental.stateless_shuffle(window, seed=window_key)
 
                 files = tf.random.experimental.stateless_shuffle(tf.constant(list(self.files)), seed=pass_key)
-                lines = self._lines(files).batch(self.shuffle_buffer).enumerate().map(shuffled).unbatch()
-                # This shard's lines: every shard_count-th of the pass (disjoint; sizes differ by one at most)
-                rows = self._tokenized(lines.shard(self.shard_count, self.shard_index), left_out)
-                if batching == "fixed":
-                    return rows
-                return rows.bucket_by_sequence_length(
-                    lambda source, target: tf.maximum(tf.size(source), tf.size(target)),
-                    bucket_boundaries=[int(w) + 1 for w in widths],
-                    bucket_batch_sizes=[*sizes, 1],
-                    pad_to_bucket_boundary=True,
+                windows = self._lines(files).batch(self.shuffle_buffer).enumerate().map(shuffled)
+                rows = windows.map(
+                    lambda index, window: self._window_rows(index, window, left_out),
+                    num_parallel_calls=tf.data.AUTOTUNE,
+                    deterministic=True,
                 )
+                return single_rows(rows) if batching == "fixed" else window_batches(rows, widths, sizes)
 
             # At most `length` passes: a stream whose rows all fall outside the widths ends, not loops.
             passes = tf.data.Dataset.range(length).flat_map(pass_batches)
@@ -144,24 +139,23 @@ class TrainStream:
         """The lines of `files` in that order."""
         return tf.data.Dataset.from_tensor_slices(files).flat_map(tf.data.TextLineDataset)
 
-    def _tokenized(self, lines: tf.data.Dataset, left_out: tf.Variable | None = None) -> tf.data.Dataset:
-        """(source row, target row) per line, the rows that fit the widths only; those that do not are added
-        to `left_out`."""
-        rows = lines.batch(_TOKENIZE_BATCH).map(
-            self._rows, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+    def _window_rows(self, index: tf.Tensor, lines: tf.Tensor, left_out: tf.Variable | None) -> tuple:
+        """This shard's rows of window `index` that fit the widths (window_batches.Rows); the others are
+        added to `left_out`. The shard's lines are every shard_count-th of the pass: disjoint, sizes differ
+        by one at most."""
+        first = tf.math.floormod(self.shard_index - index * self.shuffle_buffer, self.shard_count)
+        source, target = self._pairs(lines[first :: self.shard_count])
+        fits = tf.logical_and(
+            source.row_lengths() <= self.source_width, target.row_lengths() <= self.target_width
         )
         if left_out is not None:
-            rows = rows.map(lambda *batch: self._counted(batch, left_out))
-        return rows.unbatch().map(_unpadded).filter(self._fits)
+            wide = tf.reduce_sum(tf.cast(tf.logical_not(fits), tf.int64))
+            with tf.control_dependencies([left_out.assign_add(wide)]):
+                fits = tf.identity(fits)
+        source, target = tf.ragged.boolean_mask(source, fits), tf.ragged.boolean_mask(target, fits)
+        return source.flat_values, source.row_lengths(), target.flat_values, target.row_lengths()
 
-    def _counted(self, batch: tuple, left_out: tf.Variable) -> tuple:
-        """`batch` unchanged, once its rows wider than the widths are added to `left_out`."""
-        _, source_lengths, _, target_lengths = batch
-        wide = tf.logical_or(source_lengths > self.source_width, target_lengths > self.target_width)
-        with tf.control_dependencies([left_out.assign_add(tf.reduce_sum(tf.cast(wide, tf.int64)))]):
-            return tuple(tf.identity(tensor) for tensor in batch)
-
-    def _rows(self, lines: tf.Tensor):
+    def _pairs(self, lines: tf.Tensor) -> tuple[tf.RaggedTensor, tf.RaggedTensor]:
         """Lines `source<TAB>target` -> ragged `tokens EOS` and `SOS tokens EOS` rows."""
         sides = tf.strings.split(lines, "\t").to_tensor(shape=[None, 2])
         source = self.source_tokenizer.tokenize(sides[:, 0])
@@ -169,12 +163,7 @@ class TrainStream:
         rows = tf.shape(lines, out_type=tf.int64)[:1]
         eos = tf.fill(tf.concat([rows, [1]], 0), Vocabulary.EOS)
         sos = tf.fill(tf.concat([rows, [1]], 0), Vocabulary.SOS)
-        source, target = tf.concat([source, eos], axis=1), tf.concat([sos, target, eos], axis=1)
-        # Padded, with lengths: padded_batch takes dense elements only (an unbatched ragged row is not).
-        return source.to_tensor(), source.row_lengths(), target.to_tensor(), target.row_lengths()
-
-    def _fits(self, source: tf.Tensor, target: tf.Tensor) -> tf.Tensor:
-        return tf.logical_and(tf.size(source) <= self.source_width, tf.size(target) <= self.target_width)
+        return tf.concat([source, eos], axis=1), tf.concat([sos, target, eos], axis=1)
 
     def epoch_estimate(
         self, batch_size: int, batch_tokens: int | None, batching: str, seed: int
@@ -197,8 +186,3 @@ class TrainStream:
             )
             padding = 1.0 - self.sample_tokens * len(lengths) / computed
         return steps, round(float(padding), 4), self.sample_tokens * pairs / steps
-
-
-def _unpadded(source: tf.Tensor, source_length: tf.Tensor, target: tf.Tensor, target_length: tf.Tensor):
-    """One row pair without the padding of its tokenization batch."""
-    return source[:source_length], target[:target_length]
