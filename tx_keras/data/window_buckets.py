@@ -2,9 +2,9 @@
 `bucket_by_sequence_length` forms from the same rows, in the same order, without its cost per row.
 
 That transformation (with the map and filter that unbatch a tokenized chunk into rows before it) runs a few
-tf.data function calls per pair: 60-80 µs of CPU a pair, 6-8 ms a batch on the Zen 5 EPYC, taken from the
-training step's two intra-op threads (the streamed path ran 23 % fewer steps a minute than the in-memory
-one, docs/corpora.md). Here each window's rows are assigned to batches at once: a bucket's rows in arrival
+tf.data function calls per pair: 5.8-6.4 CPU ms a batch on the Zen 5 EPYC, against 1 ms here, CPU the
+training step's two intra-op threads share (docs/corpora.md; in steps a minute the difference stayed inside
+the runs' spread). Here each window's rows are assigned to batches at once: a bucket's rows in arrival
 order, a batch emitted where its last row arrives, the bucket's incomplete rest carried to the next window,
 and flushed, bucket by bucket, at the end of the rows.
 """
@@ -76,7 +76,9 @@ def _assigned(rows: Rows, last: tf.Tensor, widths: tf.Tensor, sizes: tf.Tensor) 
     rank = tf.reduce_sum(tf.cumsum(one_hot, axis=0) * one_hot, axis=1) - 1  # place in its bucket's queue
     row_size = tf.gather(sizes, bucket)
     batch_in_bucket = rank // row_size
-    full = tf.reduce_sum(one_hot, axis=0) // sizes  # complete batches per bucket
+    in_bucket = tf.reduce_sum(one_hot, axis=0)  # rows per bucket
+    full = in_bucket // sizes  # complete batches per bucket
+    complete_batches = tf.reduce_sum(full)
     complete = batch_in_bucket < tf.gather(full, bucket)
     # A complete batch is emitted where its last row arrives: the batches numbered in that order.
     closing = tf.logical_and(complete, rank % row_size == row_size - 1)
@@ -88,13 +90,13 @@ def _assigned(rows: Rows, last: tf.Tensor, widths: tf.Tensor, sizes: tf.Tensor) 
     )
     numbered = tf.gather_nd(table, slots)
     # At the end, each bucket's incomplete rest is one more batch, after the complete ones, bucket by bucket.
-    partial = tf.reduce_sum(one_hot, axis=0) > full * sizes
-    flushed = tf.reduce_sum(full) + tf.cumsum(tf.cast(partial, tf.int64)) - 1
+    partial = in_bucket > full * sizes
+    flushed = complete_batches + tf.cumsum(tf.cast(partial, tf.int64)) - 1
     order = tf.where(complete, numbered, tf.gather(flushed, bucket))
     emitted = tf.logical_or(complete, last)
     indices = tf.boolean_mask(tf.range(tf.size(keys, out_type=tf.int64)), emitted)
     order = tf.boolean_mask(order, emitted)
-    batches = tf.reduce_sum(full) + tf.where(last, tf.reduce_sum(tf.cast(partial, tf.int64)), 0)
+    batches = complete_batches + tf.where(last, tf.reduce_sum(tf.cast(partial, tf.int64)), 0)
     in_order = tf.gather(indices, tf.argsort(order, stable=True))
     counts = tf.math.bincount(order, minlength=batches, maxlength=batches, dtype=tf.int64)
     width = tf.gather(widths, tf.math.unsorted_segment_max(tf.boolean_mask(bucket, emitted), order, batches))
