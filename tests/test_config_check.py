@@ -33,7 +33,8 @@ def test_default_and_preset_configs_are_valid(compose_config):
         ("data=lookup",),
         ("data=modular_addition", "data.holdout=0.2"),
         ("data=associative_recall",),
-        ("model.attention=none",),
+        ("model.attention=none",),  # fused_qkv (on by default) belongs to the fused form; others ignore it
+        ("model.attention_impl=looped",),
         ("model.positions=rotary", "model.norm=pre"),
         ("model.attention_impl=tests.test_plugin_components.ToyAttention", "model.ffn_impl=dense"),
         ("trainer.schedule=constant", "trainer.warmup_steps=0", "trainer.learning_rate=1e-2"),
@@ -94,10 +95,6 @@ def _problem(compose_config, *overrides) -> str:
         (
             "+model.width=3",
             "model.width is not a model knob; the knobs: num_encoder_layers, num_decoder_layers",
-        ),
-        (
-            "model.attention_impl=looped model.fused_qkv=true",
-            "model.fused_qkv=true needs model.attention_impl=fused and model.attention=full",
         ),
         (
             "model.positions=rotary model.d_model=6 model.num_heads=2",

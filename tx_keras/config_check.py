@@ -218,11 +218,6 @@ def _check_model(model: Mapping) -> None:
             f"model.num_heads={heads} does not divide model.d_model={d_model}; "
             f"choose num_heads in {', '.join(map(str, divisors))}"
         )
-    if model["fused_qkv"] and (model["attention_impl"] != "fused" or model["attention"] != "full"):
-        raise ConfigError(
-            "model.fused_qkv=true needs model.attention_impl=fused and model.attention=full "
-            "(the fused q/k/v matmul belongs to the fused attention layer)"
-        )
 
 
 def _check_distribution(trainer: Mapping) -> None:

@@ -5,6 +5,7 @@ from tx_keras.layers.aligned_attention import AlignedAttention
 from tx_keras.layers.attention import SelfAttention, scaled_dot_product_attention
 from tx_keras.layers.embedding import TokenAndPositionEmbedding
 from tx_keras.layers.feed_forward import FeedForward
+from tx_keras.layers.layer_norm import LayerNorm
 from tx_keras.layers.learned_positions import LearnedPositions
 from tx_keras.layers.looped_multi_head import LoopedMultiHeadAttention
 from tx_keras.layers.multi_head import MultiHeadAttention
@@ -15,6 +16,7 @@ __all__ = [
     "AddNorm",
     "AlignedAttention",
     "FeedForward",
+    "LayerNorm",
     "LearnedPositions",
     "LoopedMultiHeadAttention",
     "MultiHeadAttention",

@@ -11,7 +11,7 @@ NORM_EPSILON = 1e-6  # the LayerNorm epsilon of every norm in the model (Keras' 
 
 
 def build_norm(norm_impl: str, epsilon: float, name: str, dtype) -> keras.layers.Layer:
-    """The norm layer `norm_impl` names (components.py): the built-in LayerNormalization with
+    """The norm layer `norm_impl` names (components.py): the built-in `LayerNorm` (layer_norm.py) with
     `epsilon`, a user's class as `cls(name=, dtype=)`."""
     options = {"epsilon": epsilon} if norm_impl == "layer_norm" else {}
     return resolve("norm", norm_impl)(name=name, dtype=dtype, **options)

@@ -39,7 +39,7 @@ class ModelConfig:
     attention: str = "full"  # full (attention by content) | none (each position reads only itself)
     attention_impl: str = "fused"  # fused (all heads at once) | looped (one head at a time) | import path
     positions: str = "sinusoidal"  # sinusoidal | learned | none | rotary (rotates q, k) | import path
-    fused_qkv: bool = False  # one matmul for the q/k/v projections (fused attention only); same outputs
+    fused_qkv: bool = True  # one matmul for q/k/v (k/v when crossing); same outputs; used by the fused form
     tie_embeddings: bool = False  # output projection = the decoder's token embeddings (Press & Wolf 2017)
     ffn_impl: str = "dense"  # feed-forward network: dense (Dense-activation-Dense) | import path
     norm_impl: str = (
