@@ -32,10 +32,11 @@ def _median_rate(decode: Callable[[], object], tokens: int, repeats: int) -> flo
     return tokens / statistics.median(times)
 
 
-def decoding_model(size: BenchSize, max_output: int) -> Transformer:
-    """Our model with EOS made unreachable, so every sentence decodes the full `max_output` tokens (an
-    untrained model would otherwise stop at a random step and the timings would measure luck)."""
-    model = peers.ours(size, max_target_length=max_output)
+def decoding_model(size: BenchSize, max_output: int, fused_qkv: bool = False) -> Transformer:
+    """Our model (with the shipped `fused_qkv`, as tx-bench passes it) with EOS made unreachable, so every
+    sentence decodes the full `max_output` tokens (an untrained model would otherwise stop at a random
+    step and the timings would measure luck)."""
+    model = peers.ours(size, fused_qkv, max_target_length=max_output)
     bias = model.projection.bias
     bias.assign(tf.tensor_scatter_nd_update(bias, [[EOS]], [-1e4]))
     return model

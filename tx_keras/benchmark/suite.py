@@ -32,7 +32,7 @@ def run_benchmark(
         results["real_path"] = real_path_row(real_path)
     keras.backend.clear_session()
     decoding: dict = {}
-    model = decoding_model(size, max(timing.outputs))
+    model = decoding_model(size, max(timing.outputs), fused_qkv)
     for outputs in timing.outputs:
         decoding[str(outputs)] = decoding_rates(model, size, outputs, timing.repeats)
     if saved_model:

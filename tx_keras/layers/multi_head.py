@@ -99,10 +99,13 @@ class MultiHeadAttention(MultiHeadBase):
         return ops.split(self._split_heads(rows, inputs, len(names) * self.num_heads), len(names), axis=1)
 
     def _project(self, query, value, key) -> tuple:
-        """Fused into one matmul where the same tensor feeds several projections (with `fused_qkv`)."""
+        """Fused into one matmul where the same tensor feeds several projections (with `fused_qkv`), except
+        for a single position (a decoding step): there, concatenating the kernels at every step costs more
+        than the three small matmuls it merges (cached greedy decoding at tx-bench's size took 12-20 %
+        more CPU fused; docs/performance.md)."""
         if value is None:
             return self._project_one("query", query), None, None
-        if self.fused_qkv and key is value:
+        if self.fused_qkv and key is value and query.shape[1] != 1:
             if value is query:
                 return tuple(self._project_fused(query, ("query", "key", "value")))
             return self._project_one("query", query), *self._project_fused(value, ("key", "value"))
