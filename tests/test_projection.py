@@ -1,5 +1,11 @@
 """dense_on_rows: a Dense layer's function on flattened rows (so oneDNN fuses the bias and ReLU into the
-matmul), with the Dense layer kept as the holder of its weights."""
+matmul), with the Dense layer kept as the holder of its weights; project_rows' gradient written out as
+matmuls equals the one TensorFlow and JAX derive."""
+
+import json
+import os
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -66,3 +72,88 @@ def test_a_quantized_dense_keeps_its_own_call():
     dense.quantize("int8")
     x = RNG.normal(size=(2, 3, 6)).astype("float32")
     np.testing.assert_allclose(np.asarray(dense_on_rows(dense, x)), np.asarray(dense(x)), **FLOAT32)
+
+
+def _gradients(function, x, kernel, bias, upstream) -> list[np.ndarray]:
+    """d(sum(function(x, kernel, bias) * upstream)) / d(x, kernel, bias), as float32 arrays."""
+    x, kernel, bias = (tf.convert_to_tensor(t) for t in (x, kernel, bias))
+    with tf.GradientTape() as tape:
+        tape.watch([x, kernel, bias])
+        loss = tf.reduce_sum(tf.cast(function(x, kernel, bias), "float32") * upstream)
+    return [np.asarray(tf.cast(t, "float32")) for t in tape.gradient(loss, [x, kernel, bias])]
+
+
+def _derived(x, kernel, bias):
+    """The same projection through ops whose gradients TensorFlow derives itself."""
+    return tf.reshape(x, (-1, kernel.shape[0])) @ kernel + bias
+
+
+@pytest.mark.parametrize("shape", [(5, 6), (2, 3, 6), (2, 2, 3, 6)])
+def test_the_written_gradient_equals_the_derived_one(shape):
+    x = RNG.normal(size=shape).astype("float32")
+    kernel = RNG.normal(size=(6, 7)).astype("float32")
+    bias = RNG.normal(size=(7,)).astype("float32")
+    upstream = RNG.normal(size=(int(np.prod(shape[:-1])), 7)).astype("float32")
+    expected = _gradients(_derived, x, kernel, bias, upstream)
+    got = _gradients(project_rows, x, kernel, bias, upstream)
+    for name, a, b in zip(("d input", "d kernel", "d bias"), got, expected, strict=True):
+        np.testing.assert_allclose(a, b, **FLOAT32, err_msg=name)
+
+
+def test_the_bfloat16_bias_gradient_is_summed_in_float32():
+    """600 rows of 1 + a little: TensorFlow's BiasAddGrad (what `ops.add` of a bias differentiates to on
+    TensorFlow) sums bfloat16 in bfloat16 and gives 512, where the float32 sum is 603."""
+    x = tf.cast(RNG.normal(size=(600, 4)), "bfloat16")
+    kernel = tf.cast(RNG.normal(size=(4, 3)), "bfloat16")
+    bias = tf.zeros((3,), "bfloat16")
+    upstream = (1.0 + 0.01 * RNG.random(size=(600, 3))).astype("float32")
+    got = _gradients(project_rows, x, kernel, bias, upstream)
+    expected = _gradients(_derived, *(tf.cast(t, "float32") for t in (x, kernel, bias)), upstream)
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=2e-2, atol=5e-2)
+
+
+def test_a_training_step_in_a_traced_function_moves_the_dense_weights():
+    dense = _dense(5, (None, None, 6), activation="relu")
+    x = RNG.normal(size=(3, 4, 6)).astype("float32")
+
+    @tf.function(input_signature=[tf.TensorSpec((None, None, 6), tf.float32)])
+    def gradients(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(dense_on_rows(dense, x) ** 2)
+        return tape.gradient(loss, dense.trainable_weights)
+
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(dense(x) ** 2)
+    expected = tape.gradient(loss, dense.trainable_weights)
+    for a, b in zip(gradients(x), expected, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), **FLOAT32)
+
+
+_JAX_SIDE = """
+import json, sys
+import jax, numpy as np
+from tx_keras.layers.projection import project_rows
+rng = np.random.default_rng(0)
+x, kernel, bias = (rng.normal(size=s).astype("float32") for s in ((2, 3, 6), (6, 7), (7,)))
+up = rng.normal(size=(6, 7)).astype("float32")
+derived = lambda x, k, b: ((x.reshape(-1, 6) @ k + b) * up).sum()
+written = lambda x, k, b: (project_rows(x, k, b) * up).sum()
+results = [jax.grad(f, argnums=(0, 1, 2))(x, kernel, bias) for f in (derived, written)]
+json.dump([[np.asarray(t).tolist() for t in r] for r in results], sys.stdout)
+"""
+
+
+def test_the_written_gradient_equals_the_derived_one_on_jax():
+    pytest.importorskip("jax")
+    done = subprocess.run(
+        [sys.executable, "-c", _JAX_SIDE],
+        env={**os.environ, "KERAS_BACKEND": "jax"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    expected, got = json.loads(done.stdout)
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(np.array(a), np.array(b), **FLOAT32)
