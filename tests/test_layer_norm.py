@@ -2,17 +2,13 @@
 built-in layer, fewer ops in the backward pass, and the built-in computation wherever the shortcut does
 not apply."""
 
-import json
-import os
-import subprocess
-import sys
-
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from tests.float_tolerance import FLOAT32
+from tests.jax_subprocess import json_from_jax
 from tx_keras.layers import LayerNorm
 
 RNG = np.random.default_rng(0)
@@ -132,15 +128,6 @@ json.dump(results, sys.stdout)
 
 
 def test_the_gradient_is_the_builtins_on_jax_too():
-    pytest.importorskip("jax")
-    done = subprocess.run(
-        [sys.executable, "-c", _JAX_SIDE],
-        env={**os.environ, "KERAS_BACKEND": "jax"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    expected, got = json.loads(done.stdout)
+    expected, got = json_from_jax(_JAX_SIDE)
     for a, b in zip(got, expected, strict=True):
         np.testing.assert_allclose(np.array(a), np.array(b), **FLOAT32)

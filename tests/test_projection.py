@@ -2,17 +2,13 @@
 matmul), with the Dense layer kept as the holder of its weights; project_rows' gradient written out as
 matmuls equals the one TensorFlow and JAX derive."""
 
-import json
-import os
-import subprocess
-import sys
-
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from tests.float_tolerance import FLOAT32
+from tests.jax_subprocess import json_from_jax
 from tx_keras.layers.projection import dense_on_rows, project_rows
 
 RNG = np.random.default_rng(0)
@@ -145,15 +141,6 @@ json.dump([[np.asarray(t).tolist() for t in r] for r in results], sys.stdout)
 
 
 def test_the_written_gradient_equals_the_derived_one_on_jax():
-    pytest.importorskip("jax")
-    done = subprocess.run(
-        [sys.executable, "-c", _JAX_SIDE],
-        env={**os.environ, "KERAS_BACKEND": "jax"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    expected, got = json.loads(done.stdout)
+    expected, got = json_from_jax(_JAX_SIDE)
     for a, b in zip(got, expected, strict=True):
         np.testing.assert_allclose(np.array(a), np.array(b), **FLOAT32)
