@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import keras
 
-from tx_keras.training.callbacks.live_state import sync_variables
-
 
 class StepBudget(keras.callbacks.Callback):
     """Stops `fit` once the optimizer has taken `steps` updates in all.
@@ -28,17 +26,6 @@ class StepBudget(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
         self._done += 1
-        self._stop_when_spent()
-
-    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
-        """Recounted from the optimizer: Keras takes an epoch's last step without `on_train_batch_end`
-        when it does not know the epoch's batch count beforehand (the bucketed pipeline's), so counting
-        batch ends alone ran one step over the budget per epoch (9,656 steps for a budget of 9,651)."""
-        sync_variables(self.model)
-        self._done = int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))
-        self._stop_when_spent()
-
-    def _stop_when_spent(self) -> None:
         if self._done >= self.steps:
             self.reached = True
             self.model.stop_training = True
