@@ -7,6 +7,8 @@ import math
 import keras
 from keras import ops
 
+from tx_keras.layers.projection import dense_on_rows
+
 # Masked scores get this value before the softmax; computed in float32 so it is representable.
 _MASKED_SCORE = -1e9
 
@@ -120,7 +122,12 @@ class SelfAttention(keras.layers.Layer):
             ops.shape(query)[1], ops.shape(key)[1], attention_mask, key_mask, use_causal_mask
         )
         return scaled_dot_product_attention(
-            self._query(query), self._key(key), self._value(value), mask, self._dropout, training
+            dense_on_rows(self._query, query),
+            dense_on_rows(self._key, key),
+            dense_on_rows(self._value, value),
+            mask,
+            self._dropout,
+            training,
         )
 
     def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):

@@ -8,6 +8,7 @@ from keras import ops
 from tx_keras.layers.attention import SelfAttention, scaled_dot_product_attention
 from tx_keras.layers.multi_head import MultiHeadAttention
 from tx_keras.layers.multi_head_base import MultiHeadBase
+from tx_keras.layers.projection import dense_on_rows
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
@@ -52,7 +53,9 @@ class LoopedMultiHeadAttention(MultiHeadBase):
         """Head i's Wq_i x, Wk_i x, Wv_i x, stacked into the (B, h, T, d_k) layout the cache shares."""
 
         def each_head(dense_name: str, inputs):
-            return ops.stack([getattr(head, dense_name)(inputs) for head in self._heads], axis=1)
+            return ops.stack(
+                [dense_on_rows(getattr(head, dense_name), inputs) for head in self._heads], axis=1
+            )
 
         if value is None:
             return each_head("_query", query), None, None
@@ -67,7 +70,7 @@ class LoopedMultiHeadAttention(MultiHeadBase):
             )
             heads.append(output)
             weights.append(weight)
-        return self._output(ops.concatenate(heads, axis=-1)), ops.stack(weights, axis=1)
+        return dense_on_rows(self._output, ops.concatenate(heads, axis=-1)), ops.stack(weights, axis=1)
 
     def copy_from(self, fused: MultiHeadAttention) -> None:
         """Take head i's Wq_i, Wk_i, Wv_i and the rows of W_o out of a fused layer's kernels."""
