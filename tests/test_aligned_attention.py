@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+import tensorflow as tf
 from keras import ops
 
 from tests.float_tolerance import FLOAT32
@@ -101,3 +102,31 @@ def test_cached_decoding_matches_the_uncached_reference():
     source[:2, 3] = 2
     expected = greedy_decoder(model, 6)(source).numpy()
     np.testing.assert_array_equal(cached_greedy_decoder(model, 6)(source).numpy(), expected)
+
+
+def _output_bias_gradient(dtype: str, weights: list, x: np.ndarray, upstream: np.ndarray) -> np.ndarray:
+    layer = AlignedAttention(num_heads=2, d_model=8, dtype=dtype)
+    layer.build(x.shape)
+    layer.set_weights(weights)
+    with tf.GradientTape() as tape:
+        outputs = tf.cast(layer(x), "float32")
+        loss = tf.reduce_sum(outputs * upstream)
+    return np.asarray(tape.gradient(loss, layer.output_bias))
+
+
+def test_the_bfloat16_output_bias_gradient_is_summed_in_float32():
+    """600 positions: the output bias's gradient sums 600 rows of ~1. Added with `keras.ops.add` (which is
+    `tf.nn.bias_add` on TensorFlow) it would differentiate to BiasAddGrad, which sums bfloat16 in bfloat16:
+    512 where the float32 sum is ~603. The form combines its heads through `project_rows`, as the fused
+    one does."""
+    x = _x(4, 150, 8)
+    upstream = (1.0 + 0.01 * np.random.default_rng(1).random((4, 150, 8))).astype("float32")
+    reference = AlignedAttention(num_heads=2, d_model=8)
+    reference.build(x.shape)
+    weights = [
+        np.random.default_rng(2).normal(size=w.shape).astype("float32") * 0.1 for w in reference.get_weights()
+    ]
+    expected = _output_bias_gradient("float32", weights, x, upstream)
+    assert expected.min() > 600  # the sums the test is about
+    got = _output_bias_gradient("mixed_bfloat16", weights, x, upstream)
+    np.testing.assert_allclose(got, expected, rtol=2e-2)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from tx_keras.layers.multi_head_base import MultiHeadBase
+from tx_keras.layers.head_layout import HeadLayout
 
 
 def aligned_weights(query_length, key_length, mask=None, query_position=0):
@@ -29,7 +29,7 @@ def aligned_weights(query_length, key_length, mask=None, query_position=0):
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
-class AlignedAttention(MultiHeadBase):
+class AlignedAttention(HeadLayout):
     """Multi-head attention with the attention weights fixed to the identity: self-attention position t
     reads itself, cross-attention decoder position t reads encoder position t (the last source word once
     the target is longer). The value and output projections W_v, W_o remain (same layout as the fused
@@ -71,9 +71,7 @@ class AlignedAttention(MultiHeadBase):
         values stand in for the keys in the cache layout the other forms share."""
         if value is None:
             return query, None, None
-        projected = ops.einsum("btd,dhk->bhtk", value, self.value_kernel)
-        if self.use_bias:
-            projected = projected + ops.expand_dims(self.value_bias, 1)
+        projected = self._project_one("value", value)
         return query, projected, projected
 
     def _read(self, queries, keys, values, mask, query_start, training) -> tuple:
@@ -85,7 +83,4 @@ class AlignedAttention(MultiHeadBase):
             (shape[0], self.num_heads, ops.shape(weights)[-2], shape[2]),
         )
         heads = ops.matmul(self._dropout(weights, training=training), values)
-        outputs = ops.einsum("bhtk,hkd->btd", heads, self.output_kernel)
-        if self.use_bias:
-            outputs = outputs + self.output_bias
-        return outputs, weights
+        return self._combine(heads), weights

@@ -6,12 +6,12 @@ import keras
 from keras import ops
 
 from tx_keras.layers.attention import scaled_dot_product_attention
-from tx_keras.layers.multi_head_base import MultiHeadBase
+from tx_keras.layers.head_layout import HeadLayout
 from tx_keras.layers.projection import project_rows
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
-class MultiHeadAttention(MultiHeadBase):
+class MultiHeadAttention(HeadLayout):
     """h attention heads computed at once, concatenated, then mixed by one output matrix W_o.
 
     Head i has its own Wq_i, Wk_i, Wv_i: they are the slices `[:, i, :]` of the (d_in, h, d_k)
@@ -66,31 +66,6 @@ class MultiHeadAttention(MultiHeadBase):
             self.output_bias = self.add_weight(name="output_bias", shape=(self.d_model,), initializer="zeros")
         self.built = True
 
-    def _flat_kernel(self, name: str):
-        """A (d_in, h, d_k) kernel viewed as the (d_in, h * d_k) matrix of one plain matmul."""
-        return ops.reshape(getattr(self, f"{name}_kernel"), (-1, self.num_heads * self.key_dim))
-
-    def _split_heads(self, rows, inputs, heads: int):
-        """(B * T, heads * d_k) rows of the (B, T, d_in) `inputs` -> (B, heads, T, d_k)."""
-        shape = ops.shape(inputs)
-        return ops.transpose(ops.reshape(rows, (shape[0], shape[1], heads, self.key_dim)), (0, 2, 1, 3))
-
-    def _bias(self, name: str):
-        """A (h, d_k) bias viewed as the (h * d_k,) vector of the flat projection, or None."""
-        return ops.reshape(getattr(self, f"{name}_bias"), (-1,)) if self.use_bias else None
-
-    def _project_one(self, name: str, inputs):
-        """(B, T, d_in) -> (B, h, T, d_k): every head's projection in one matmul.
-
-        Written as a 2-D matmul of the flattened rows plus the bias (`project_rows`), then split into
-        heads, rather than as the einsum `btd,dhk->bhtk`: same weights and numbers, but TensorFlow's Einsum
-        kernel and its gradients ran at about half the FLOP rate of MatMul on a CPU (a training step 1.07x
-        faster by CPU time on the AVX2-only AMD EPYC, 2026-11-30; docs/performance.md, speed work), and
-        oneDNN fuses the bias add into a 2-D MatMul.
-        """
-        rows = project_rows(inputs, self._flat_kernel(name), self._bias(name))
-        return self._split_heads(rows, inputs, self.num_heads)
-
     def _project_fused(self, inputs, names: tuple[str, ...]) -> list:
         """Several projections of the same input in one matmul over kernels concatenated along the heads."""
         kernel = ops.concatenate([self._flat_kernel(name) for name in names], axis=1)
@@ -120,15 +95,6 @@ class MultiHeadAttention(MultiHeadBase):
             mask = ops.expand_dims(mask, 1)  # broadcast over heads
         heads, weights = scaled_dot_product_attention(queries, keys, values, mask, self._dropout, training)
         return self._combine(heads), weights
-
-    def _combine(self, heads):
-        """Concatenating the heads and multiplying by W_o is one contraction over (head, d_k): a matmul
-        of the (B * T, h * d_k) concatenated rows by W_o viewed as (h * d_k, d_model)."""
-        shape = ops.shape(heads)
-        concatenated = ops.transpose(heads, (0, 2, 1, 3))
-        bias = self.output_bias if self.use_bias else None
-        rows = project_rows(concatenated, ops.reshape(self.output_kernel, (-1, self.d_model)), bias)
-        return ops.reshape(rows, (shape[0], shape[2], self.d_model))
 
     def get_config(self) -> dict:
         return {**super().get_config(), "fused_qkv": self.fused_qkv}
