@@ -24,6 +24,7 @@ from tx_keras.training.callbacks.progress import Progress
 from tx_keras.training.callbacks.step_budget import StepBudget
 from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
+from tx_keras.training.callbacks.update_count import UpdateCount
 from tx_keras.training.callbacks.validation_exact_match import LOG_KEY, ValidationExactMatch
 from tx_keras.training.distribution import process_slot, replica_count
 from tx_keras.training.epoch_batches import EpochBatches
@@ -134,8 +135,9 @@ def assemble_callbacks(
 ) -> RunCallbacks:
     """Every callback of the run's `fit`, in order: NaN guard and the epoch's data order first, validation
     exact-match before TensorBoard (so it becomes a validation curve), the stoppers, progress, then the
-    epoch checkpoint once the epoch's points are on disk, and the mid-epoch checkpoint last of all."""
-    run = RunCallbacks([keras.callbacks.TerminateOnNaN(), EpochVariable(epoch)])
+    epoch checkpoint once the epoch's points are on disk, and the mid-epoch checkpoint last of all. The
+    update count comes before them all, so every epoch-end reader sees the optimizer's true step."""
+    run = RunCallbacks([UpdateCount(), keras.callbacks.TerminateOnNaN(), EpochVariable(epoch)])
     watchers, run.stopper = _early_stopping(cfg, task, decode, checkpoint)
     run.callbacks += watchers
     if cfg.logging.tensorboard:
