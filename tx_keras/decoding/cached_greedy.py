@@ -25,7 +25,7 @@ def cached_greedy_decoder(
     self-attention key/value once per word, so a step costs one position instead of re-running the
     decoder over all of them. Shapes are fixed (a (B, max_length) buffer), so the loop is traced once.
     Source ids (B, Ts) -> ids (B, max_length), 0 after EOS; with `return_attention_scores` also the
-    cross-attention (B, layers, heads, max_length, Ts) of each output word.
+    cross-attention (B, layers, heads, max_length, Ts) of each output word, 0 after EOS.
     """
     heads, layers = model.num_heads, model.num_decoder_layers
 
@@ -42,6 +42,9 @@ def cached_greedy_decoder(
             word = ops.where(finished, 0, most_likely(logits))
             buffer = write_at(buffer, position + 1, word[:, None], axis=1)
             if return_attention_scores:
+                # A sentence that had ended reads nothing: its rows stay 0, whatever else its batch holds
+                # (the loop runs on while others do), so a sentence's attention is its own.
+                weights = ops.where(finished[:, None, None, None], 0.0, weights)
                 attention = write_at(attention, position, weights[:, :, :, None], axis=3)
             return position + 1, buffer, finished | ops.equal(word, EOS), caches, attention
 

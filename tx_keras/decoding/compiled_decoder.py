@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 import keras
 import numpy as np
 
+from tx_keras.decoding.row_parts import concurrent_loops, in_row_parts
+
 if TYPE_CHECKING:
     from tx_keras.models import Transformer
 
@@ -25,10 +27,12 @@ def compile_decoder(decode: Callable, model: Transformer) -> Callable:
     """`decode` (source ids (B, Ts) int32 -> ids (B, T), or (ids, attention (B, ..., Ts))) compiled once.
 
     TensorFlow: a `tf.function` over any (B, Ts), the shape the SavedModel's signatures call it with; it
-    returns tensors. JAX: `jax.jit` with the model's weights passed in (read at every call, so a decoder
-    made before training decodes with the trained weights), batches padded to `size_class` rows (copies of
-    their own rows, which stop when those do) and columns (padding, which the masks hide; at most the
-    model's max_source_length); it returns the unpadded outputs as numpy arrays.
+    returns tensors. The rows are decoded in as many independent loops as TensorFlow runs at once
+    (`row_parts`: two on two cores or more), so that both cores work. JAX: `jax.jit` with the model's
+    weights passed in (read at every call, so a decoder made before training decodes with the trained
+    weights), batches padded to `size_class` rows (copies of their own rows, which stop when those do)
+    and columns (padding, which the masks hide; at most the model's max_source_length); it returns the
+    unpadded outputs as numpy arrays.
     """
     backend = keras.config.backend()
     if backend == "tensorflow":
@@ -41,6 +45,9 @@ def compile_decoder(decode: Callable, model: Transformer) -> Callable:
 def _tensorflow(decode: Callable) -> Callable:
     import tensorflow as tf
 
+    parts = concurrent_loops()
+    if parts > 1:
+        decode = in_row_parts(decode, parts)
     # autograph=False: the loop is an explicit while loop, so there is nothing to convert, and converting
     # the model's Python code each trace cost seconds (an export traces several; docs/performance.md).
     return tf.function(decode, input_signature=[tf.TensorSpec([None, None], tf.int32)], autograph=False)

@@ -24,8 +24,9 @@ def write_at(tensor, index, update, axis: int):
 def _strided_slice_update(tensor, start: list, update):
     """TensorFlow's own TensorStridedSliceUpdate, which writes in place when the old tensor has no other
     reader (a loop-carried cache). `ops.slice_update` is XLA's DynamicUpdateSlice there, run through XLA's
-    runtime, and it copied the whole cache at every write: tx-bench's cached greedy decoding took 1.20-1.32x
-    the wall time at 128 slots, 1.06-1.13x at 64 and the same at 32 (Zen 5 EPYC, quiet; docs/performance.md)."""
+    runtime, and it copied the whole cache at every write: tx-bench's cached greedy decoding took
+    1.20-1.32x the wall time at 128 slots, 1.06-1.13x at 64 and the same at 32 (Zen 5 EPYC, quiet;
+    docs/performance.md "Cache writes in place")."""
     import tensorflow as tf
 
     begin = tf.stack([tf.cast(position, tf.int32) for position in start])

@@ -1,0 +1,50 @@
+"""A batch decoded as independent loops over parts of its rows, which TensorFlow runs at the same time.
+
+A decoding step is a chain of small ops, one after the other: TensorFlow's executor runs each on an
+inter-op thread and splits only the larger ones over its intra-op threads, so one core mostly waits. Two
+loops over the two halves of the batch are independent chains in one graph, and the executor keeps one on
+each core. At tx-bench's size (Zen 5 EPYC, 2 cores, quiet; docs/performance.md "Both cores while
+decoding") cached greedy decoding of 64 sentences took 0.74-0.78x the wall time in two halves, the prefix
+decoder 0.83x, at the same or less CPU time and with the same words; four parts on two cores were slower.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from itertools import pairwise
+
+from tx_keras.runtime.cpu_share import usable_cores
+
+# Measured on 2 cores only: more parts than that were slower there, and more cores were not at hand.
+MOST_PARTS = 2
+
+
+def concurrent_loops() -> int:
+    """How many decoding loops TensorFlow can run at once: its inter-op threads (`tf.config.threading`'s
+    setting, else TF_NUM_INTEROP_THREADS, else one per usable core, TensorFlow's own default), at most
+    MOST_PARTS. A sweep job with one inter-op thread (training/job.py) decodes in one loop."""
+    import tensorflow as tf
+
+    threads = tf.config.threading.get_inter_op_parallelism_threads()
+    if not threads:
+        threads = int(os.environ.get("TF_NUM_INTEROP_THREADS") or 0) or usable_cores()
+    return max(1, min(threads, MOST_PARTS))
+
+
+def in_row_parts(decode: Callable, parts: int) -> Callable:
+    """`decode` (source ids (B, Ts) -> a tensor or a tuple of tensors, each (B, ...)) run on `parts`
+    consecutive slices of the rows (a part may be empty: B = 1 decodes one row and zero) and the outputs
+    concatenated back in row order. A sentence's words do not depend on the other rows of its batch, so
+    they are the same; the loop of each part stops when its own sentences have ended."""
+    import tensorflow as tf
+
+    def decode_parts(source_ids):
+        rows = tf.shape(source_ids)[0]
+        bounds = [rows * part // parts for part in range(parts + 1)]
+        outputs = [decode(source_ids[start:end]) for start, end in pairwise(bounds)]
+        if isinstance(outputs[0], tuple):
+            return tuple(tf.concat(list(each), axis=0) for each in zip(*outputs, strict=True))
+        return tf.concat(outputs, axis=0)
+
+    return decode_parts
