@@ -9,12 +9,12 @@ class UpdateCount(keras.callbacks.Callback):
     """Resets `optimizer.iterations` to the updates taken, at every epoch's end.
 
     Keras 3 on TensorFlow gains one step at the end of every epoch of a pipeline whose batch count it does
-    not know (the bucketed one): the call that finds the epoch's iterator exhausted runs the optimizer's
-    counter increment, which depends on no data, and nothing else (no batch-end callback, weights
-    unchanged). Everything that reads the counter (summary.json's `optimizer_steps`, the checkpoint's
-    step, the learning-rate schedule, the cool-down, the epoch curves' x axis) would then run one ahead
-    per epoch. Batch ends are the updates; this callback counts them and puts the count back before any
-    other callback's `on_epoch_end` reads it (it comes first in the run's list).
+    not know (the bucketed one): the call that finds the epoch's iterator exhausted still increments the
+    counter (an op that reads no data) and does nothing else (no batch-end callback, weights unchanged).
+    Everything that reads the counter (summary.json's `optimizer_steps`, the checkpoint's step, the
+    learning-rate schedule, the cool-down, the epoch curves' x axis) would then run one ahead per epoch.
+    Batch ends are the updates; this callback counts them and puts the count back before any other
+    callback's `on_epoch_end` reads it (it comes first in the run's list).
     """
 
     def __init__(self):
