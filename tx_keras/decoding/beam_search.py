@@ -67,7 +67,9 @@ def beam_search_decoder(
             logits, (self_caches, cross_caches), weights = decode_step(
                 model, buffer, position, caches, memory, source_mask
             )
-            ended = ops.reshape(finished, (-1,))
+            if return_attention_scores:
+                # A hypothesis that had ended reads nothing: its rows stay 0, whatever its batch holds.
+                weights = ops.where(ops.reshape(finished, (-1,))[:, None, None, None], 0.0, weights)
             log_probs = ops.reshape(ops.log_softmax(ops.cast(logits, "float32")), (batch, width, vocab_size))
             # A finished hypothesis can only be followed by padding, at no cost: its score stays.
             log_probs = ops.where(finished[:, :, None], only_padding, log_probs)
@@ -86,8 +88,6 @@ def beam_search_decoder(
                 ops.take(buffer, rows_from, axis=0), position + 1, ops.reshape(word, (-1, 1)), axis=1
             )
             if return_attention_scores:
-                # A hypothesis that had ended reads nothing: its rows stay 0, whatever its batch holds.
-                weights = ops.where(ended[:, None, None, None], 0.0, weights)
                 attention = write_at(attention, position, weights[:, :, :, None], axis=3)
                 attention = ops.take(attention, rows_from, axis=0)
             return position + 1, buffer, scores, lengths, finished, (self_caches, cross_caches), attention

@@ -137,7 +137,8 @@ def assemble_callbacks(
     exact-match before TensorBoard (so it becomes a validation curve), the stoppers, progress, then the
     epoch checkpoint once the epoch's points are on disk, and the mid-epoch checkpoint last of all. The
     update count comes before them all, so every epoch-end reader sees the optimizer's true step."""
-    run = RunCallbacks([UpdateCount(), keras.callbacks.TerminateOnNaN(), EpochVariable(epoch)])
+    count = UpdateCount()
+    run = RunCallbacks([count, keras.callbacks.TerminateOnNaN(), EpochVariable(epoch)])
     watchers, run.stopper = _early_stopping(cfg, task, decode, checkpoint)
     run.callbacks += watchers
     if cfg.logging.tensorboard:
@@ -149,7 +150,7 @@ def assemble_callbacks(
         run.budget = TimeBudget(cfg.trainer.max_train_minutes, spent)
         run.callbacks.append(run.budget)
     if cfg.trainer.max_steps:
-        run.step_budget = StepBudget(cfg.trainer.max_steps)
+        run.step_budget = StepBudget(cfg.trainer.max_steps, count)
         run.callbacks.append(run.step_budget)
     if isinstance(schedule, Cooldown):
         run.callbacks.append(

@@ -19,15 +19,15 @@ class UpdateCount(keras.callbacks.Callback):
 
     def __init__(self):
         super().__init__()
-        self._updates = 0
+        self.updates = 0  # in all, resumed runs included (`StepBudget` reads it)
 
     def on_train_begin(self, logs: dict | None = None) -> None:
-        self._updates = int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))
+        self.updates = int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))
 
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
-        self._updates += 1
+        self.updates += 1
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         counter = self.model.optimizer.iterations
-        if int(keras.ops.convert_to_numpy(counter)) != self._updates:
-            counter.assign(self._updates)
+        if int(keras.ops.convert_to_numpy(counter)) != self.updates:
+            counter.assign(self.updates)
