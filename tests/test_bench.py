@@ -293,6 +293,11 @@ def test_quick_bench_real_path_row(quick_report):
     (line,) = [line for line in render(quick_report).splitlines() if line.startswith("  CPU: ")]
     busy = f"{row['cpu_per_wall']:.2f} of {row['cores']} cores busy (CPU s per wall s)"
     assert line.startswith(f"  CPU: {busy}")
+    # the steps alone: inside the epoch, which also starts an iterator and writes a checkpoint at its end
+    assert 0 < row["steps_s"] < row["epoch_s"] and 0 < row["steps_cpu_per_wall"] <= row["cores"] * 1.05
+    outside = f"(iterator, checkpoint, scalars) {row['epoch_s'] - row['steps_s']:.1f} s"
+    steps = f"the steps alone {row['steps_cpu_per_wall']:.2f} over {row['steps_s']:.1f} s"
+    assert line.endswith(f"{steps}, the epoch's start and end {outside}")
 
 
 class _Clock:
