@@ -22,18 +22,19 @@ def _decoders(model, monkeypatch, loops: int) -> list:
     ]
 
 
-@pytest.mark.parametrize("rows", [1, 7])  # 1: one part is empty; 7: parts of 3 and 4 rows
-def test_the_parts_give_the_words_and_attention_of_one_loop(copy_model, monkeypatch, rows):
+def test_the_parts_give_the_words_and_attention_of_one_loop(copy_model, monkeypatch):
+    """1 row: one part is empty; 7 rows: parts of 3 and 4 (one trace each decoder serves both)."""
     model, source = copy_model
-    source = tf.constant(source[:rows])
     parted, whole = _decoders(model, monkeypatch, 2), _decoders(model, monkeypatch, 1)
-    for split, one in zip(parted, whole, strict=True):
-        got, expected = split(source), one(source)
-        if isinstance(expected, tuple):
-            np.testing.assert_array_equal(got[0], expected[0])
-            np.testing.assert_allclose(got[1], expected[1], rtol=1e-5, atol=1e-6)
-        else:
-            np.testing.assert_array_equal(got, expected)
+    for rows in (1, 7):
+        batch = tf.constant(source[:rows])
+        for split, one in zip(parted, whole, strict=True):
+            got, expected = split(batch), one(batch)
+            if isinstance(expected, tuple):
+                np.testing.assert_array_equal(got[0], expected[0])
+                np.testing.assert_allclose(got[1], expected[1], rtol=1e-5, atol=1e-6)
+            else:
+                np.testing.assert_array_equal(got, expected)
 
 
 def test_two_cores_decode_in_two_loops(copy_model, monkeypatch):
