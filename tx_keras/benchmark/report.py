@@ -120,13 +120,9 @@ def _real_path(row: dict) -> list[str]:
         "epoch), "
         f"padding {100 * row['padding_share']:.1f} %, kernel {100 * row['kernel_share']:.1f} % of CPU time",
         f"  CPU: {row['cpu_per_wall']:.2f} of {row['cores']} cores busy (CPU s per wall s), "
-        f"{row['cpu_ms_per_step']:.0f} CPU ms per step"
-        + (
-            f"; the steps alone {row['steps_cpu_per_wall']:.2f} over {row['steps_s']:.1f} s, the epoch's "
-            f"start and end (iterator, checkpoint, scalars) {row['epoch_s'] - row['steps_s']:.1f} s"
-            if "steps_s" in row  # reports written before 2026-12-03 lack it
-            else ""
-        ),
+        f"{row['cpu_ms_per_step']:.0f} CPU ms per step; the steps alone {row['steps_cpu_per_wall']:.2f} "
+        f"over {row['steps_s']:.1f} s, the epoch's start and end (iterator, checkpoint, scalars) "
+        f"{row['epoch_s'] - row['steps_s']:.1f} s",
         f"  {row['allocator']}",
     ]
 
