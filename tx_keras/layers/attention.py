@@ -43,12 +43,17 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout=None, tra
     `mask` is True where a query may attend to a key and broadcasts against the (..., Tq, Tk) scores.
     The softmax runs in float32 so masked keys get exactly zero weight even under mixed precision.
     Returns (outputs, weights); the weights are those before attention dropout.
+
+    The scale is a product and the mask an added bias (0 or -1e9, made at the mask's size, without the
+    heads axis): TensorFlow's oneDNN graph rewrite fuses matmul, product and sum into one kernel, and a
+    sum's gradient passes through where a select's is another pass over the scores (a training step of
+    tx-bench's size ~2 % faster; docs/performance.md, "The loss's softmax on oneDNN").
     """
     d_k = ops.shape(query)[-1]
     scores = ops.matmul(query, ops.swapaxes(key, -1, -2))
-    scores = ops.cast(scores, "float32") / math.sqrt(d_k)
+    scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(d_k))
     if mask is not None:
-        scores = ops.where(mask, scores, _MASKED_SCORE)
+        scores = scores + ops.where(mask, 0.0, _MASKED_SCORE)
     weights = ops.softmax(scores, axis=-1)
     weights = ops.cast(weights, value.dtype)
     attended = weights if dropout is None else dropout(weights, training=training)
