@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from tx_keras.training.replica_mean import mean_over_replicas
+from tx_keras.training.sparse_cross_entropy import sparse_cross_entropy
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
@@ -32,7 +33,7 @@ class MaskedCrossEntropy(keras.losses.Loss):
                 targets, y_pred, from_logits=True, label_smoothing=self.label_smoothing
             )
         else:
-            losses = keras.losses.sparse_categorical_crossentropy(labels, y_pred, from_logits=True)
+            losses = sparse_cross_entropy(labels, y_pred)
         return losses, ops.cast(ops.not_equal(labels, 0), losses.dtype)
 
     def call(self, y_true, y_pred):
