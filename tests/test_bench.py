@@ -83,6 +83,13 @@ def test_table_says_which_peer_it_left_out_and_why(quick_report, monkeypatch):
             "left out: KerasHub Transformer{En,De}coder: not installed (pip install -e '.[bench]' adds it)"
             in (table)
         )
+    # the docs' table says it too, in the run's note
+    without = {**quick_report, "left_out": {"keras_hub": "not installed (pip install -e '.[bench]' adds it)"}}
+    note = markdown([without]).split("\n1. ")[1].splitlines()[0]
+    assert note.endswith(
+        "; left out: KerasHub Transformer{En,De}coder, not installed (pip install -e '.[bench]' adds it)."
+    )
+    assert "left out" not in markdown([{**quick_report, "left_out": {}}])
     monkeypatch.setattr(peers, "keras_hub_installed", lambda: False)  # both ways on any machine
     assert left_out_peers() == {"keras_hub": "not installed (pip install -e '.[bench]' adds it)"}
     monkeypatch.setattr(peers, "keras_hub_installed", lambda: True)

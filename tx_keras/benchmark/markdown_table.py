@@ -90,7 +90,11 @@ def _run_note(run: int, results: dict) -> str:
         f"{block['peak_flops_per_s'] / 1e9:.1f} GFLOP/s, padding {100 * block['padding_share']:.1f} %"
         for block in results["blocks"]
     )
-    return f"{run}. {machine['date']}, {_load(machine)}; matmul peaks {peaks}."
+    # A run without a peer's rows says why, or they read as measured and dropped.
+    left_out = "".join(
+        f"; left out: {NAMES[name]}, {why}" for name, why in results.get("left_out", {}).items()
+    )
+    return f"{run}. {machine['date']}, {_load(machine)}; matmul peaks {peaks}{left_out}."
 
 
 def markdown(runs: list[dict]) -> str:
