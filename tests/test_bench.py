@@ -21,7 +21,7 @@ from tx_keras.benchmark.markdown_table import markdown, row_ratios
 from tx_keras.benchmark.matmul_share import forward_products, products_flops
 from tx_keras.benchmark.parity import ParityError, check_parity
 from tx_keras.benchmark.real_path import QUICK_REAL_PATH, epoch_tokens, generated_corpus
-from tx_keras.benchmark.report import NAMES, render
+from tx_keras.benchmark.report import NAMES, decoding_interval, render
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.throughput import padding_share, real_tokens
 from tx_keras.benchmark.training_blocks import left_out_peers
@@ -348,6 +348,15 @@ def test_decoding_rates_are_tokens_over_the_median_call(monkeypatch):
     assert rates["cached"] == pytest.approx(tokens / 0.05)  # 640 tokens/s
     assert rates["speedup"] == pytest.approx(6.0)  # median of the paired ratios 6, 2, 6.25
     assert rates["cpu_speedup"] == pytest.approx(4.0)  # median of the paired CPU ratios 7.5, 4, 4
+    # the interval: geometric mean of the paired ratios, (6 x 2 x 6.25)^(1/3) = 4.217, and Student's t
+    # (2 degrees of freedom) on their logs; three turns this far apart leave it wide
+    wall = rates["interval"]
+    assert wall["ratio"] == pytest.approx((6 * 2 * 6.25) ** (1 / 3))
+    assert (wall["low"], wall["high"]) == pytest.approx((0.8466, 21.008), rel=1e-3)
+    assert rates["cpu_interval"]["ratio"] == pytest.approx((7.5 * 4 * 4) ** (1 / 3))
+    assert decoding_interval(rates) == "; per turn 4.2x (95 % 0.8-21.0), CPU 4.9x (" + (
+        f"{rates['cpu_interval']['low']:.1f}-{rates['cpu_interval']['high']:.1f})"
+    )
     assert seconds == cpu_seconds == {"prefix": [], "cached": []}
 
 

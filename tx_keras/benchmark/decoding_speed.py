@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from tx_keras.benchmark import peers
+from tx_keras.benchmark.ratio_interval import ratio_interval
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.data import Vocabulary
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
@@ -48,7 +49,10 @@ def decoding_rates(model: Transformer, size: BenchSize, outputs: int, repeats: i
     `repeats` calls each, and `speedup` the median of the per-turn ratios. `cpu_speedup` is the same
     ratio in this process's CPU time: on a shared machine a wall-time turn also holds the time the
     decoder waited for a core (a cached call, made of many small ops that hop between TensorFlow's
-    threads, waits more often than a prefix call), which the CPU time leaves out."""
+    threads, waits more often than a prefix call), which the CPU time leaves out. With two turns or more,
+    `interval` and `cpu_interval` give the ratio as the geometric mean over the turns with its 95 %
+    interval (ratio_interval.py, as for the training rows): a median of three turns says nothing about
+    where the next run may land."""
     source = tf.constant(
         np.random.default_rng(0).integers(4, size.vocab, (size.batch, size.length), dtype=np.int32)
     )
@@ -68,7 +72,11 @@ def decoding_rates(model: Transformer, size: BenchSize, outputs: int, repeats: i
             times[name].append(time.perf_counter() - started)
             cpu[name].append(time.process_time() - started_cpu)
     rates = {name: tokens / statistics.median(seconds) for name, seconds in times.items()}
-    return {**rates, "speedup": _median_ratio(times), "cpu_speedup": _median_ratio(cpu)}
+    rates |= {"speedup": _median_ratio(times), "cpu_speedup": _median_ratio(cpu)}
+    if repeats >= 2:
+        rates["interval"] = ratio_interval(times["cached"], times["prefix"])
+        rates["cpu_interval"] = ratio_interval(cpu["cached"], cpu["prefix"])
+    return rates
 
 
 def _median_ratio(seconds: dict[str, list[float]]) -> float:

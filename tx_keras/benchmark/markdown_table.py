@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from tx_keras.benchmark.machine import ONEDNN_STATES
 from tx_keras.benchmark.ratio_interval import ratio_interval
-from tx_keras.benchmark.report import NAMES
+from tx_keras.benchmark.report import NAMES, decoding_interval
 
 STATES = {True: "on", False: "off", None: "unknown"}
 MEASURES = {"cpu": "CPU", "wall": "wall"}
@@ -134,7 +134,7 @@ def markdown(runs: list[dict]) -> str:
             "|---|---|---:|---:|---:|",
             *(
                 f"| {run} | {key} output tokens | {rates['prefix']:,.0f} | {rates['cached']:,.0f} | "
-                f"{rates['cached'] / rates['prefix']:.1f}x |"
+                f"{rates['cached'] / rates['prefix']:.1f}x{decoding_interval(rates)} |"
                 for run, key, rates in decoding
             ),
         ]

@@ -127,6 +127,18 @@ def _real_path(row: dict) -> list[str]:
     ]
 
 
+def decoding_interval(rates: dict) -> str:
+    """The cached-vs-prefix ratio over the turns with its 95 % intervals, wall and CPU ("" for a file
+    from before they were kept, or a run of one turn)."""
+    if "interval" not in rates:
+        return ""
+    wall, cpu = rates["interval"], rates["cpu_interval"]
+    return (
+        f"; per turn {wall['ratio']:.1f}x (95 % {wall['low']:.1f}-{wall['high']:.1f}), "
+        f"CPU {cpu['ratio']:.1f}x ({cpu['low']:.1f}-{cpu['high']:.1f})"
+    )
+
+
 def render(results: dict) -> str:
     """Machine, size, parity, peaks, one block per precision, the real path, decoding speed."""
     lines = _header(results)
@@ -143,7 +155,7 @@ def render(results: dict) -> str:
         if isinstance(rates, dict):
             lines.append(
                 f"  {key + ' output tokens':<32} {rates['prefix']:>10,.0f} {rates['cached']:>10,.0f} "
-                f"{rates['speedup']:>7.1f}x   tokens/s"
+                f"{rates['speedup']:>7.1f}x   tokens/s{decoding_interval(rates)}"
             )
         else:
             outputs = key.rsplit("_", 1)[1]

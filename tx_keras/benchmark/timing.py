@@ -14,7 +14,7 @@ class Timing:
     windows: int = 8
     steps: int = 10
     warmup: int = 3
-    repeats: int = 3
+    repeats: int = 9
     matmul_size: int = 2048
     outputs: tuple[int, ...] = (32, 64)
     target_half_width: float = 0.03
