@@ -8,6 +8,7 @@ import os
 import sys
 
 from tx_keras.benchmark.size import BenchSize  # imports no TensorFlow: quiet_startup still comes first
+from tx_keras.benchmark.timing import Timing  # a leaf module, no Keras
 from tx_keras.runtime.allocator import configure_allocator
 from tx_keras.runtime.keras_backend import BACKENDS, missing_backend, select_backend
 
@@ -48,38 +49,38 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--windows",
         type=int,
-        default=8,
+        default=Timing.windows,
         help="the fewest interleaved timed windows per block (>= 2; rounded up to even); each row is "
-        "their geometric mean (default 8)",
+        f"their geometric mean (default {Timing.windows})",
     )
     parser.add_argument(
         "--target-half-width",
         type=float,
-        default=0.03,
+        default=Timing.target_half_width,
         help="more windows until every ratio's 95 %% interval is within +- this share of it (default "
-        "0.03: +-3 %%)",
+        f"{Timing.target_half_width}: +-{100 * Timing.target_half_width:.0f} %%)",
     )
     parser.add_argument(
         "--time-cap",
         type=float,
-        default=240.0,
-        help="...or until a block has timed windows for this many seconds (default 240)",
+        default=Timing.time_cap_s,
+        help=f"...or until a block has timed windows for this many seconds (default {Timing.time_cap_s:.0f})",
     )
-    parser.add_argument("--steps", type=int, default=10, help="training steps per window")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed training steps first")
+    parser.add_argument("--steps", type=int, default=Timing.steps, help="training steps per window")
+    parser.add_argument("--warmup", type=int, default=Timing.warmup, help="untimed training steps first")
     parser.add_argument(
         "--repeats",
         type=int,
-        default=9,
+        default=Timing.repeats,
         help="timed calls of each decoder, in alternated turns: tokens/s of the median call, and the "
-        "cached-vs-prefix ratio with its 95 %% interval over the turns (default 9)",
+        f"cached-vs-prefix ratio with its 95 %% interval over the turns (default {Timing.repeats})",
     )
     parser.add_argument(
         "--matmul-size",
         type=int,
-        default=2048,
-        help="n of the n x n matmuls that measure the peak MFU is a share of (default 2048; a GPU needs "
-        "8192 to come near its rate)",
+        default=Timing.matmul_size,
+        help=f"n of the n x n matmuls that measure the peak MFU is a share of (default {Timing.matmul_size}; "
+        "a GPU needs 8192 to come near its rate)",
     )
     parser.add_argument(
         "--precisions",
@@ -178,8 +179,6 @@ def main(argv: list[str] | None = None) -> None:
         _fail("--jit sets one backend's XLA; the backend column runs TensorFlow with and without it")
     if args.onednn:  # read once, when TensorFlow starts
         os.environ["TF_ENABLE_ONEDNN_OPTS"] = "1" if args.onednn == "on" else "0"
-    from tx_keras.benchmark.timing import Timing
-
     if args.quick:
         size = QUICK_SIZE
         timing = Timing(
