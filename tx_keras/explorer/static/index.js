@@ -90,7 +90,12 @@ function showNotice(text) {
   root.replaceChildren(el('h2', {text: 'Attention'}), el('div', {class: 'notice error', text}));
 }
 
+// Each call numbers itself: only the latest one draws, so an answer that comes back late (a slow server,
+// the user already on another epoch or probe) cannot paint over what was asked for since.
+let panelsAsked = 0;
+
 async function loadPanels() {
+  const asked = ++panelsAsked;
   const runs = [state.run, state.compare].filter(Boolean);
   const run = currentRun();
   if (run) {
@@ -98,19 +103,21 @@ async function loadPanels() {
     state.probe = probe ? probe.probe : 0;
     if (probe && !probe.kinds.includes(state.kind)) state.kind = probe.kinds[probe.kinds.length - 1];
   }
-  await Promise.all(
+  const answers = await Promise.all(
     runs.map(async (name) => {
-      const previous = state.panels[name] || {hidden: new Set(), focus: null};
       const query = new URLSearchParams({run: name, probe: state.probe, kind: state.kind});
       if (state.step !== null) query.set('step', state.step);
       try {
-        const record = await getJson('./attention?' + query);
-        state.panels[name] = {...previous, record, error: null};
+        return [name, {record: await getJson('./attention?' + query), error: null}];
       } catch (error) {
-        state.panels[name] = {...previous, record: null, error: error.message};
+        return [name, {record: null, error: error.message}];
       }
     })
   );
+  if (asked !== panelsAsked) return;
+  for (const [name, answer] of answers) {
+    state.panels[name] = {...(state.panels[name] || {hidden: new Set(), focus: null}), ...answer};
+  }
   draw();
 }
 
