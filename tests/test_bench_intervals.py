@@ -157,3 +157,20 @@ def test_one_table_is_one_machine_kind(tmp_path, capsys):
     assert exit_.value.code == 2
     error = capsys.readouterr().err
     assert error.startswith("tx-bench: error: one table is one machine kind") and error.count("\n") == 1
+
+
+def test_a_gpu_run_names_its_gpu_and_is_not_one_kind_with_another_gpu(tmp_path, capsys):
+    run = json.loads((DOCS / "bench" / "h200" / "1-jax.json").read_text())
+    run["machine"]["gpus"] = ["NVIDIA H200 (cuda:0)"]
+    other = json.loads(json.dumps(run))
+    other["machine"]["gpus"] = ["NVIDIA H100 80GB HBM3 (cuda:0)"]
+    for name, content in {"h200.json": run, "h100.json": other}.items():
+        (tmp_path / name).write_text(json.dumps(content))
+    main(["--markdown", str(tmp_path / "h200.json")])
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "16 cores, flags `amx_bf16 amx_tile avx2 avx512_bf16 avx512_vnni avx512f avx_vnni fma`; " in first
+    assert "; GPU NVIDIA H200 (cuda:0); Keras backend jax;" in first
+    with pytest.raises(SystemExit) as exit_:
+        main(["--markdown", str(tmp_path / "h200.json"), str(tmp_path / "h100.json")])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.startswith("tx-bench: error: one table is one machine kind")

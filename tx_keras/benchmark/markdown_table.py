@@ -100,9 +100,12 @@ def _run_note(run: int, results: dict) -> str:
 def markdown(runs: list[dict]) -> str:
     """One machine kind's table from its tx-bench --json results: a machine line, one row per model of
     every precision block of every run, then a line per run (date, load, peaks). Raises MixedMachines
-    when the runs come from different CPUs."""
+    when the runs come from different CPUs or GPUs."""
     machine = runs[0]["machine"]
-    kinds = {(run["machine"]["cpu"], tuple(run["machine"]["instructions"])) for run in runs}
+    kinds = {
+        (run["machine"]["cpu"], tuple(run["machine"]["instructions"]), tuple(run["machine"]["gpus"]))
+        for run in runs
+    }
     if len(kinds) > 1:
         raise MixedMachines(
             f"one table is one machine kind; these runs come from {len(kinds)}: {sorted(kinds)}"
@@ -110,7 +113,10 @@ def markdown(runs: list[dict]) -> str:
     size = runs[0]["size"]
     lines = [
         f"{machine['cpu']}, {machine['cores']} cores, flags `{' '.join(machine['instructions'])}`; "
-        f"Keras backend {runs[0]['backend']}; size: " + ", ".join(f"{k} {v}" for k, v in size.items()) + ".",
+        + (f"GPU {', '.join(machine['gpus'])}; " if machine["gpus"] else "")
+        + f"Keras backend {runs[0]['backend']}; size: "
+        + ", ".join(f"{k} {v}" for k, v in size.items())
+        + ".",
         "",
         "| run | precision | oneDNN | XLA | model | tokens/s | CPU ms/step | MFU (real tokens, best peak) | "
         "MFU (all positions, own peak) | ours vs it, CPU time (95 %) | ours vs it, wall time (95 %) | "

@@ -7,7 +7,9 @@ import sys
 
 
 def gpu_names() -> list[str]:
-    """Names of the GPUs the running backend sees; [] before Keras is imported or on a CPU."""
+    """The GPUs the running backend sees, each as its model and device ("NVIDIA H200 (cuda:0)"): a
+    figure is only true for the model, and "cuda:0" alone does not say it. [] before Keras is imported or
+    on a CPU."""
     keras = sys.modules.get("keras")
     if keras is None:
         return []
@@ -15,9 +17,12 @@ def gpu_names() -> list[str]:
     if backend == "jax":
         import jax
 
-        return [str(device) for device in jax.devices() if device.platform == "gpu"]
+        return [f"{device.device_kind} ({device})" for device in jax.devices() if device.platform == "gpu"]
     if backend == "tensorflow":
         import tensorflow as tf
 
-        return [device.name for device in tf.config.list_physical_devices("GPU")]
+        return [
+            f"{tf.config.experimental.get_device_details(device).get('device_name', 'GPU')} ({device.name})"
+            for device in tf.config.list_physical_devices("GPU")
+        ]
     return []
