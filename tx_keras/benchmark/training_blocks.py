@@ -39,6 +39,7 @@ from tx_keras.benchmark.throughput import (
 )
 from tx_keras.benchmark.timing import Timing
 from tx_keras.runtime.accelerators import gpu_names
+from tx_keras.training.fused_adam import FusedAdam
 from tx_keras.training.masked_loss import MaskedCrossEntropy
 from tx_keras.training.precision import cpu_has_bfloat16, precision_policy
 
@@ -112,14 +113,14 @@ class PeakCeiling:
 def compiled_models(
     precision: str, jit_compile: bool, models: dict[str, Callable[[], keras.Model]]
 ) -> dict[str, keras.Model]:
-    """Every model built under `precision` and compiled alike (optimizer, loss, jit)."""
+    """Every model built under `precision` and compiled alike (optimizer, loss, jit). The optimizer is
+    the trainer's `FusedAdam` for every model (until 2026-12-04 `keras.optimizers.Adam`): a peer is timed
+    with the update users train with, and the same one as ours."""
     compiled = {}
     for name, build in models.items():
         with precision_policy(precision):
             model = build()
-            model.compile(
-                optimizer=keras.optimizers.Adam(1e-4), loss=MaskedCrossEntropy(), jit_compile=jit_compile
-            )
+            model.compile(optimizer=FusedAdam(1e-4), loss=MaskedCrossEntropy(), jit_compile=jit_compile)
         compiled[name] = model
     return compiled
 
