@@ -30,16 +30,17 @@ class FusedAdam(keras.optimizers.Adam):
             return super().update_step(gradient, variable, learning_rate)
         dtype = variable.dtype
         step = ops.cast(self.iterations + 1, dtype)
+        beta_1, beta_2 = ops.cast(self.beta_1, dtype), ops.cast(self.beta_2, dtype)
         index = self._get_variable_index(variable)
         tf.raw_ops.ResourceApplyAdam(
             var=variable.handle,
             m=self._momentums[index].handle,
             v=self._velocities[index].handle,
-            beta1_power=ops.power(ops.cast(self.beta_1, dtype), step),
-            beta2_power=ops.power(ops.cast(self.beta_2, dtype), step),
+            beta1_power=ops.power(beta_1, step),
+            beta2_power=ops.power(beta_2, step),
             lr=ops.cast(learning_rate, dtype),
-            beta1=ops.cast(self.beta_1, dtype),
-            beta2=ops.cast(self.beta_2, dtype),
+            beta1=beta_1,
+            beta2=beta_2,
             epsilon=ops.cast(self.epsilon, dtype),
             grad=tf.convert_to_tensor(ops.cast(gradient, dtype)),  # an embedding's IndexedSlices, densified
             use_locking=False,
