@@ -197,7 +197,10 @@ def test_an_answer_that_comes_back_late_does_not_paint_over_a_newer_choice(page,
     try:
         frame.locator("select[data-control=run]").select_option(run)
         frame.locator("select[data-control=probe]").select_option("1")
-        page.wait_for_timeout(200)
+        for _ in range(100):  # route handlers run while Playwright waits: up to 10 s for the request
+            if held:
+                break
+            page.wait_for_timeout(100)
         assert held, "the last epoch's request never left the page"
         slider = frame.locator("input.epoch-slider")
         _press_until(slider, frame.locator(".epoch-label"), "Home", "before training")
