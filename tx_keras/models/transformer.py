@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from operator import attrgetter
 
 import keras
@@ -12,6 +13,13 @@ from tx_keras.layers.projection import dense_on_rows, project_rows
 from tx_keras.models.decoder import Decoder
 from tx_keras.models.encoder import Encoder
 from tx_keras.models.model_config import ModelConfig, split_model_config
+from tx_keras.models.real_positions import (
+    at_real_positions,
+    can_gather,
+    gathered_logits,
+    gathering,
+    ignores_padding,
+)
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
@@ -72,6 +80,8 @@ class Transformer(keras.Model):
             else keras.layers.Dense(target_vocab_size, name="logits", dtype=policy)
         )
 
+    objective_ignores_padding = False  # `compile` sets it: loss and metrics skip label 0 (real_positions.py)
+
     # The knobs the decoders, the export and the schedule read from a model.
     d_model = property(attrgetter("config.d_model"))
     num_heads = property(attrgetter("config.num_heads"))
@@ -103,8 +113,11 @@ class Transformer(keras.Model):
         return self.encoder(source_ids, training=training)
 
     def decode(self, target_ids, memory, source_ids, training=None):
-        """Next-word logits (B, Tt, V) for every target position, given the encoder output."""
+        """Next-word logits (B, Tt, V) for every target position, given the encoder output; in a training
+        step that allows it, (N, V) at the N real target positions only (real_positions.py)."""
         hidden = self.decoder(target_ids, memory, source_mask=ops.not_equal(source_ids, 0), training=training)
+        if gathering(training):
+            return self.logits(at_real_positions(hidden, target_ids))
         return self.logits(hidden)
 
     def trace(self, inputs, training=False):
@@ -140,6 +153,29 @@ class Transformer(keras.Model):
         source_ids, target_ids = inputs
         return self.decode(target_ids, self.encode(source_ids, training), source_ids, training)
 
+    def compile(self, *args, **kwargs):
+        """Keras' compile; also notes whether the loss and metrics all leave padding labels out, which
+        gathered training logits need (real_positions.py)."""
+        super().compile(*args, **kwargs)
+        given = inspect.signature(keras.Model.compile).bind(self, *args, **kwargs).arguments
+        self.objective_ignores_padding = ignores_padding(
+            given.get("loss"), given.get("metrics"), given.get("weighted_metrics")
+        )
+
+    def train_step(self, *args, **kwargs):
+        """Keras' step (`data` is its last argument on every backend), with the logits gathered at the real
+        target positions where the backend allows (real_positions.py): padding rows skip the projection."""
+        data = args[-1] if args else kwargs["data"]
+        _, _, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        with gathered_logits(can_gather(self, sample_weight)):
+            return super().train_step(*args, **kwargs)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        return super().compute_loss(x, _labels_for(x, y, y_pred), y_pred, sample_weight, training)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        return super().compute_metrics(x, _labels_for(x, y, y_pred), y_pred, sample_weight)
+
     def get_config(self) -> dict:
         return {
             **super().get_config(),
@@ -155,3 +191,11 @@ class Transformer(keras.Model):
         """Also reads the flat knobs of model.keras files saved before `ModelConfig` existed."""
         model_config, rest = split_model_config(config)
         return cls(model_config, **rest)
+
+
+def _labels_for(x, y, y_pred):
+    """The labels `y` (B, T), or the ones at the real target positions when `y_pred` holds gathered logits
+    (N, V): one rank fewer than full logits (B, T, V)."""
+    if y is None or len(y_pred.shape) == len(y.shape) + 1:
+        return y
+    return at_real_positions(y, x[1])

@@ -17,6 +17,8 @@ class MaskedAccuracy(keras.metrics.Metric):
     on a tie) through `most_likely`, one op instead of argmax's six on TensorFlow.
     """
 
+    ignores_padding = True  # label 0 never counts: the model may leave padding rows out (real_positions.py)
+
     def __init__(self, name: str = "accuracy", **kwargs):
         super().__init__(name=name, **kwargs)
         self.correct = self.add_variable(shape=(), initializer="zeros", name="correct")

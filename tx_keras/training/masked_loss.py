@@ -19,6 +19,8 @@ class MaskedCrossEntropy(keras.losses.Loss):
     Keras' own tracker weighs each batch's mean by its rows and so leans to short-sentence batches.
     """
 
+    ignores_padding = True  # label 0 never counts: the model may leave padding rows out (real_positions.py)
+
     def __init__(self, label_smoothing: float = 0.0, name: str = "masked_cross_entropy", **kwargs):
         super().__init__(name=name, **kwargs)
         self.label_smoothing = label_smoothing

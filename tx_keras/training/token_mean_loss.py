@@ -19,6 +19,8 @@ class TokenMeanLoss(keras.metrics.Metric):
     read the per-token figure. Same label smoothing as the training loss, so it is the same quantity.
     """
 
+    ignores_padding = True  # label 0 never counts: the model may leave padding rows out (real_positions.py)
+
     def __init__(self, label_smoothing: float = 0.0, name: str = "loss", **kwargs):
         super().__init__(name=name, **kwargs)
         self.label_smoothing = label_smoothing

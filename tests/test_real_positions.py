@@ -1,0 +1,126 @@
+"""Training logits at the real target positions only (real_positions.py): the same loss, weights and metrics
+as full (B, T, V) logits, and full logits wherever leaving padding out would change what was asked for."""
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+import tx_keras.models.transformer as transformer_module
+from tests.float_tolerance import FLOAT32
+from tx_keras.models import ModelConfig, Transformer
+from tx_keras.models.real_positions import can_gather, gathered_logits
+from tx_keras.training.masked_accuracy import MaskedAccuracy
+from tx_keras.training.masked_loss import MaskedCrossEntropy
+from tx_keras.training.token_mean_loss import TokenMeanLoss
+
+VOCAB = 17
+
+
+def _batch(seed: int = 0):
+    """Rows padded after 2..7 tokens (sources and targets apart), as length buckets give."""
+    rng = np.random.default_rng(seed)
+
+    def ids(length):
+        rows = rng.integers(1, VOCAB, (6, length)).astype("int32")
+        rows[np.arange(length)[None, :] >= rng.integers(2, length + 1, 6)[:, None]] = 0
+        return rows
+
+    source, target = ids(7), ids(8)
+    return (source, target[:, :-1]), target[:, 1:]
+
+
+def _model(tie: bool = False, **compile_args) -> Transformer:
+    keras.utils.set_random_seed(0)
+    config = ModelConfig(d_model=16, num_heads=4, dff=32, dropout=0.0, tie_embeddings=tie)
+    model = Transformer(config, VOCAB, VOCAB, max_source_length=7, max_target_length=7)
+    model(_batch()[0])  # built here, from this seed: two models made in turn start alike
+    compile_args.setdefault("loss", MaskedCrossEntropy(0.1))
+    compile_args.setdefault("metrics", [TokenMeanLoss(0.1), MaskedAccuracy()])
+    model.compile(keras.optimizers.Adam(1e-2), **compile_args)
+    return model
+
+
+def _gathers(monkeypatch) -> list:
+    """Records each gather the traced steps make (the wrapped `at_real_positions`'s row counts)."""
+    seen = []
+    original = transformer_module.at_real_positions
+
+    def recording(values, decoder_input):
+        rows = original(values, decoder_input)
+        seen.append(rows.shape[0])
+        return rows
+
+    monkeypatch.setattr(transformer_module, "at_real_positions", recording)
+    return seen
+
+
+@pytest.mark.parametrize("tie", [False, True])
+def test_training_on_gathered_rows_matches_full_logits_step_for_step(monkeypatch, tie):
+    inputs, labels = _batch()
+    full = _model(tie)
+    full.objective_ignores_padding = False  # as if the objective counted padding: full logits
+    gathered = _model(tie)
+    assert gathered.objective_ignores_padding and can_gather(gathered, None)
+    seen = _gathers(monkeypatch)
+    full_logs = [full.train_on_batch(inputs, labels, return_dict=True) for _ in range(3)]
+    assert seen == []
+    gathered_logs = [gathered.train_on_batch(inputs, labels, return_dict=True) for _ in range(3)]
+    # per trace: the logits, then the labels for the loss and for the metrics, at a dynamic row count
+    assert len(seen) >= 3 and len(seen) % 3 == 0 and set(seen) == {None}
+    for want, got in zip(full_logs, gathered_logs, strict=True):
+        assert got["loss"] == pytest.approx(want["loss"], rel=1e-5)
+        assert got["accuracy"] == pytest.approx(want["accuracy"], abs=1e-6)
+    assert full_logs[-1]["loss"] < full_logs[0]["loss"]  # the steps did train
+    for want, got in zip(full.trainable_variables, gathered.trainable_variables, strict=True):
+        np.testing.assert_allclose(ops.convert_to_numpy(got), ops.convert_to_numpy(want), **FLOAT32)
+
+
+def test_only_a_training_step_returns_gathered_rows():
+    inputs, _ = _batch()
+    model = _model()
+    real = int(np.count_nonzero(inputs[1]))
+    assert model(inputs, training=True).shape == (6, 7, VOCAB)  # outside a step: full logits
+    with gathered_logits(True):
+        gathered = model(inputs, training=True)
+        assert model(inputs, training=False).shape == (6, 7, VOCAB)  # evaluation, decoding, export
+        with gathered_logits(False):
+            assert model(inputs, training=True).shape == (6, 7, VOCAB)
+        assert model(inputs, training=True).shape == (real, VOCAB)
+    full = ops.convert_to_numpy(model(inputs, training=True)).reshape(-1, VOCAB)
+    np.testing.assert_allclose(ops.convert_to_numpy(gathered), full[inputs[1].reshape(-1) != 0], **FLOAT32)
+
+
+def test_a_loss_that_counts_padding_keeps_full_logits(monkeypatch):
+    """Keras' SparseCategoricalCrossentropy averages over every position, padding labels included: the
+    step must descend that objective, not the padding-free one."""
+    inputs, labels = _batch()
+    model = _model(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=None)
+    assert not model.objective_ignores_padding
+    seen = _gathers(monkeypatch)
+    logits = ops.convert_to_numpy(model(inputs))
+    shifted = logits - logits.max(-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    every_position = -np.take_along_axis(log_probs, labels[..., None], -1).mean()
+    assert float(model.train_on_batch(inputs, labels)) == pytest.approx(every_position, rel=1e-5)
+    assert seen == []
+
+
+@pytest.mark.parametrize(
+    "compile_args",
+    [
+        {"metrics": ["accuracy"]},  # Keras' accuracy counts padding positions
+        {"weighted_metrics": [MaskedAccuracy()]},
+        {"jit_compile": True},  # XLA compiles fixed shapes
+    ],
+)
+def test_what_gathering_would_change_keeps_full_logits(compile_args):
+    assert not can_gather(_model(**compile_args), None)
+
+
+def test_per_sample_weights_keep_full_logits(monkeypatch):
+    inputs, labels = _batch()
+    model = _model()
+    seen = _gathers(monkeypatch)
+    model.train_on_batch(inputs, labels, sample_weight=np.ones(labels.shape, "float32"))
+    assert seen == [] and not can_gather(model, np.ones(labels.shape))

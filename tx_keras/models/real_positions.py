@@ -1,0 +1,76 @@
+"""Training logits at the real target positions only: padding rows skip the vocabulary projection and loss.
+
+The projection to the target vocabulary and the softmax cross-entropy after it are the widest layers of a
+step (d_model x V per position; a sixth of tx-bench's float32 step on the Zen 4 EPYC), and every padding
+position pays for them only to be masked out of the loss. During a training step the Transformer gathers
+the decoder states where the decoder input is a real token, projects those rows alone and returns their
+logits as a (real positions, V) tensor; the loss and the metrics gather the labels at the same positions.
+With teacher forcing each label follows a real decoder-input token (`[SOS w1 .. wn]` predicts
+`[w1 .. wn EOS]`), so every labelled position is kept: the same token-mean loss, the same gradients, the
+same accuracy, up to the summation order.
+
+That equality needs a loss and metrics that score labels != 0 only, as tx_keras's do: each says so with
+a class attribute `ignores_padding = True`. A model compiled with anything else (Keras'
+SparseCategoricalCrossentropy averages over padding labels too, say) keeps (B, T, V) logits and the
+objective it asked for. And it needs a step whose shapes may vary: TensorFlow without XLA (a graph takes
+the gathered row count as it comes; XLA and JAX compile fixed shapes), without per-sample weights.
+Elsewhere, and outside training steps (evaluation, prediction, decoding, export), the model returns
+(B, T, V) logits as always. The switch is per thread, so MirroredStrategy's replica threads each set
+their own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+
+import keras
+from keras import ops
+
+_step = threading.local()  # `active`: inside a training step whose logits may be gathered
+
+
+@contextlib.contextmanager
+def gathered_logits(enabled: bool) -> Iterator[None]:
+    """Within this block the Transformer's training-mode calls return logits at real positions only."""
+    before = getattr(_step, "active", False)
+    _step.active = enabled
+    try:
+        yield
+    finally:
+        _step.active = before
+
+
+def gathering(training) -> bool:
+    """Whether a call with `training` is a training step's that returns gathered logits."""
+    return bool(training) and getattr(_step, "active", False)
+
+
+def ignores_padding(loss, metrics, weighted_metrics) -> bool:
+    """Whether `compile`'s loss and every metric score labels != 0 only, so that leaving the padding
+    positions out changes none of them."""
+    scored = [loss, *(metrics or ())]
+    return not weighted_metrics and all(getattr(part, "ignores_padding", False) for part in scored)
+
+
+def can_gather(model: keras.Model, sample_weight) -> bool:
+    """A padding-blind objective (`ignores_padding`, noted by the model's `compile`), TensorFlow outside
+    XLA (dynamic row counts), and no per-sample weights to gather alongside."""
+    return (
+        model.objective_ignores_padding
+        and keras.backend.backend() == "tensorflow"
+        and not model.jit_compile
+        and sample_weight is None
+    )
+
+
+def real_position_index(decoder_input):
+    """Flat indices (N,) of the positions of a (B, T) decoder input that hold a token (id != 0)."""
+    return ops.nonzero(ops.reshape(ops.not_equal(decoder_input, 0), (-1,)))[0]
+
+
+def at_real_positions(values, decoder_input):
+    """Rows of `values` (B, T, ...) at the decoder input's real positions: (N, ...)."""
+    flat = ops.reshape(values, (-1, *ops.shape(values)[2:]))
+    return ops.take(flat, real_position_index(decoder_input), axis=0)
