@@ -15,7 +15,7 @@ import pytest
 import tensorflow as tf
 
 from tests.ahead import job
-from tx_keras.benchmark import decoding_speed, matmul_peak, peers
+from tx_keras.benchmark import decoding_process, decoding_speed, matmul_peak, peers
 from tx_keras.benchmark.flops import PeakExceeded, forward_flops, training_flops, utilisation
 from tx_keras.benchmark.markdown_table import markdown, row_ratios
 from tx_keras.benchmark.matmul_share import forward_products, products_flops
@@ -24,6 +24,7 @@ from tx_keras.benchmark.real_path import QUICK_REAL_PATH, epoch_tokens, generate
 from tx_keras.benchmark.report import NAMES, decoding_interval, render
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.throughput import padding_share, real_tokens
+from tx_keras.benchmark.timing import Timing
 from tx_keras.benchmark.training_blocks import left_out_peers
 from tx_keras.cli.bench import QUICK_SIZE, main
 from tx_keras.data import Vocabulary, make_dataset
@@ -375,9 +376,21 @@ def test_quick_bench_decoding(quick_report):
         # one timed call each in a quick run: what they are made of is checked on a fake clock above
         assert min(rates[key] for key in ("cached", "prefix", "speedup", "cpu_speedup")) > 0
     assert quick_report["decoding"]["saved_model_8"] > 0
+    # timed in a fresh process that tx-bench started with its own settings (--onednn=off here)
+    process = quick_report["decoding_process"]
+    assert process["pid"] != process["parent_pid"] and process["onednn"] is False
+    assert process["allocator"] == quick_report["real_path"]["allocator"]  # what tx-bench's process set up
     assert quick_report["machine"]["cores"] >= 1 and quick_report["machine"]["date"].endswith("UTC")
     # --onednn sets TensorFlow's switch before it starts, and the run reads the state back from TensorFlow
     assert quick_report["machine"]["onednn"] is False and quick_report["machine"]["onednn_env"] == "0"
+
+
+def test_a_decoding_worker_that_fails_is_one_line_error(monkeypatch):
+    monkeypatch.setattr(decoding_process, "WORKER", "tx_keras.no_such_worker")
+    with pytest.raises(
+        decoding_process.DecodingFailed, match=r"code 1: .*No module named tx_keras.no_such_worker"
+    ):
+        decoding_process.decoding_in_own_process(QUICK_SIZE, Timing(outputs=(4,)), False, False)
 
 
 def test_bad_size_is_one_line_error():

@@ -86,6 +86,18 @@ def _median_ratio(seconds: dict[str, list[float]]) -> float:
     )
 
 
+def decoding_results(
+    size: BenchSize, outputs: list[int], repeats: int, fused_qkv: bool, saved_model: bool
+) -> dict:
+    """tx-bench's decoding rows: `decoding_rates` at each output length in `outputs`, keyed by it, and with
+    `saved_model` the exported SavedModel's rate at the longest (`saved_model_N`)."""
+    model = decoding_model(size, max(outputs), fused_qkv)
+    results: dict = {str(count): decoding_rates(model, size, count, repeats) for count in outputs}
+    if saved_model:
+        results[f"saved_model_{max(outputs)}"] = saved_model_rate(model, size, repeats)
+    return results
+
+
 def saved_model_rate(model: Transformer, size: BenchSize, repeats: int) -> float:
     """Tokens/s of the exported SavedModel's `translate` (text in, text out, cached greedy decoding)."""
     words = [f"w{i}" for i in range(size.vocab - len(SPECIALS))]

@@ -127,8 +127,9 @@ def markdown(runs: list[dict]) -> str:
         for block in results["blocks"]:
             lines += _rows(run, results, block)
     lines += ["", *(_run_note(run, results) for run, results in enumerate(runs, 1))]
+    # Since 2026-12-05 tx-bench decodes in a fresh process (decoding_process.py); earlier runs after training.
     decoding = [
-        (run, key, rates)
+        (run, key, rates, ", own process" if "decoding_process" in results else "")
         for run, results in enumerate(runs, 1)
         for key, rates in results.get("decoding", {}).items()
         if isinstance(rates, dict)
@@ -139,9 +140,9 @@ def markdown(runs: list[dict]) -> str:
             "| run | greedy decoding, float32 | prefix tokens/s | cached tokens/s | cached vs prefix |",
             "|---|---|---:|---:|---:|",
             *(
-                f"| {run} | {key} output tokens | {rates['prefix']:,.0f} | {rates['cached']:,.0f} | "
+                f"| {run} | {key} output tokens{where} | {rates['prefix']:,.0f} | {rates['cached']:,.0f} | "
                 f"{rates['cached'] / rates['prefix']:.1f}x{decoding_interval(rates)} |"
-                for run, key, rates in decoding
+                for run, key, rates, where in decoding
             ),
         ]
     return "\n".join(lines)

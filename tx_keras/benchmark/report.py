@@ -150,6 +150,8 @@ def render(results: dict) -> str:
     if "decoding" not in results:
         return "\n".join(lines)
     batch = results["size"]["batch"]
+    if process := results.get("decoding_process"):
+        lines += ["", f"greedy decoding in a fresh process (pid {process['pid']}); {process['allocator']}"]
     lines += ["", f"greedy decoding, float32 (batch {batch})  {'prefix':>8} {'cached':>10} {'speedup':>8}"]
     for key, rates in results["decoding"].items():
         if isinstance(rates, dict):

@@ -1,12 +1,10 @@
 """Everything `tx-bench` measures in one TensorFlow run, returned as one JSON-ready dict: the synthetic
 training blocks (training_blocks.py, backend-neutral), then the TensorFlow-only parts: the real tf.data
-training path, greedy decoding and the SavedModel."""
+training path, then greedy decoding and the SavedModel in a fresh process (decoding_process.py)."""
 
 from __future__ import annotations
 
-import keras
-
-from tx_keras.benchmark.decoding_speed import decoding_model, decoding_rates, saved_model_rate
+from tx_keras.benchmark.decoding_process import decoding_in_own_process
 from tx_keras.benchmark.real_path import RealPathSize, real_path_row
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.timing import Timing
@@ -25,17 +23,12 @@ def run_benchmark(
     """Parity check, matched precision blocks, the real training path (when `real_path` is given),
     decoding speed.
 
-    Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %.
+    Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %,
+    DecodingFailed when the decoding process ends without its rates.
     """
     results = training_blocks(size, timing, precisions, jit_compile, fused_qkv)
     if real_path is not None:
         results["real_path"] = real_path_row(real_path)
-    keras.backend.clear_session()
-    decoding: dict = {}
-    model = decoding_model(size, max(timing.outputs), fused_qkv)
-    for outputs in timing.outputs:
-        decoding[str(outputs)] = decoding_rates(model, size, outputs, timing.repeats)
-    if saved_model:
-        decoding[f"saved_model_{max(timing.outputs)}"] = saved_model_rate(model, size, timing.repeats)
-    results["decoding"] = decoding
+    decoding = decoding_in_own_process(size, timing, fused_qkv, saved_model)
+    results["decoding"], results["decoding_process"] = decoding["decoding"], decoding["process"]
     return finish(results)

@@ -246,6 +246,7 @@ def _tensorflow_run(args, size, timing, precisions, jit, fused_qkv) -> None:
     select_backend("tensorflow")
     configure_allocator()  # as tx-train's, so the real path is timed as users train
     start_tensorflow()  # its CUDA start-up lines stay off stderr
+    from tx_keras.benchmark.decoding_process import DecodingFailed
     from tx_keras.benchmark.parity import ParityError
     from tx_keras.benchmark.real_path import QUICK_REAL_PATH, RealPathSize
     from tx_keras.benchmark.report import render
@@ -263,7 +264,7 @@ def _tensorflow_run(args, size, timing, precisions, jit, fused_qkv) -> None:
             None if args.no_real_path else real_path,
             saved_model=not args.no_saved_model,
         )
-    except ParityError as error:
+    except (ParityError, DecodingFailed) as error:
         _fail(str(error))
     print(json.dumps(results, indent=2) if args.json else render(results))
 

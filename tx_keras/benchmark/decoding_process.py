@@ -1,0 +1,49 @@
+"""tx-bench's decoding rows, timed in a fresh process (cli/decoding_worker.py) rather than after the
+training rows in tx-bench's own.
+
+A user decodes in a process of its own (tx-translate, a SavedModel server), not in one whose heap just
+held minutes of three models' training: in one process the cached decoder lost ~9 % of its rate after a
+real-path row (docs/performance.md, "Adam in one kernel, and what the one-arena allocator costs
+decoding"), a trace of the benchmark's order, not of decoding. The worker inherits this process's
+environment, so the allocator (`TX_KERAS_ALLOCATOR`) and TensorFlow's switches (`--onednn`) are the same;
+its facts (pid, allocator, oneDNN state) come back with the rates, into the run's JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+from tx_keras.benchmark.size import BenchSize
+from tx_keras.benchmark.timing import Timing
+from tx_keras.cli.decoding_worker import PREFIX
+
+WORKER = "tx_keras.cli.decoding_worker"
+
+
+class DecodingFailed(RuntimeError):
+    """The decoding worker ended without its answer."""
+
+
+def decoding_in_own_process(size: BenchSize, timing: Timing, fused_qkv: bool, saved_model: bool) -> dict:
+    """{"decoding": rates as `decoding_results` gives them, "process": the worker's facts}."""
+    spec = {
+        "size": dataclasses.asdict(size),
+        "outputs": list(timing.outputs),
+        "repeats": timing.repeats,
+        "fused_qkv": fused_qkv,
+        "saved_model": saved_model,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", WORKER, json.dumps(spec)], capture_output=True, text=True, check=False
+    )
+    answers = [line[len(PREFIX) :] for line in done.stdout.splitlines() if line.startswith(PREFIX)]
+    if done.returncode != 0 or not answers:
+        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise DecodingFailed(f"the decoding worker ended with code {done.returncode}: {last}")
+    answer = json.loads(answers[-1])
+    answer["process"]["parent_pid"] = os.getpid()  # tx-bench's own: the report shows they differ
+    return answer
