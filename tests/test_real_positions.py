@@ -1,11 +1,13 @@
-"""Training logits at the real target positions only (real_positions.py): the same loss, weights and metrics
-as full (B, T, V) logits, and full logits wherever leaving padding out would change what was asked for."""
+"""Training on the real positions only (real_positions.py): logits at the real target positions and FFN
+sublayers on the real rows give the same loss, weights and metrics as computing every position, and
+every position is computed wherever leaving padding out would change what was asked for."""
 
 import keras
 import numpy as np
 import pytest
 from keras import ops
 
+import tx_keras.models.encoder as encoder_module
 import tx_keras.models.transformer as transformer_module
 from tests.float_tolerance import FLOAT32
 from tx_keras.models import ModelConfig, Transformer
@@ -30,9 +32,9 @@ def _batch(seed: int = 0):
     return (source, target[:, :-1]), target[:, 1:]
 
 
-def _model(tie: bool = False, **compile_args) -> Transformer:
+def _model(tie: bool = False, norm: str = "post", **compile_args) -> Transformer:
     keras.utils.set_random_seed(0)
-    config = ModelConfig(d_model=16, num_heads=4, dff=32, dropout=0.0, tie_embeddings=tie)
+    config = ModelConfig(d_model=16, num_heads=4, dff=32, dropout=0.0, tie_embeddings=tie, norm=norm)
     model = Transformer(config, VOCAB, VOCAB, max_source_length=7, max_target_length=7)
     model(_batch()[0])  # built here, from this seed: two models made in turn start alike
     compile_args.setdefault("loss", MaskedCrossEntropy(0.1))
@@ -41,33 +43,37 @@ def _model(tie: bool = False, **compile_args) -> Transformer:
     return model
 
 
-def _gathers(monkeypatch) -> list:
-    """Records each gather the traced steps make (the wrapped `at_real_positions`'s row counts)."""
+def _gathers(monkeypatch, module=transformer_module, name="at_real_positions") -> list:
+    """Records each gather the traced steps make: the static row count of what the wrapped function
+    returns (None: the count of real positions, known when the step runs)."""
     seen = []
-    original = transformer_module.at_real_positions
+    original = getattr(module, name)
 
-    def recording(values, decoder_input):
-        rows = original(values, decoder_input)
-        seen.append(rows.shape[0])
+    def recording(*args):
+        rows = original(*args)
+        seen.append(rows.shape[0] if name == "at_real_positions" else rows.shape)
         return rows
 
-    monkeypatch.setattr(transformer_module, "at_real_positions", recording)
+    monkeypatch.setattr(module, name, recording)
     return seen
 
 
-@pytest.mark.parametrize("tie", [False, True])
-def test_training_on_gathered_rows_matches_full_logits_step_for_step(monkeypatch, tie):
+@pytest.mark.parametrize(("tie", "norm"), [(False, "post"), (True, "pre")])
+def test_training_on_gathered_rows_matches_full_logits_step_for_step(monkeypatch, tie, norm):
     inputs, labels = _batch()
-    full = _model(tie)
+    full = _model(tie, norm)
     full.objective_ignores_padding = False  # as if the objective counted padding: full logits
-    gathered = _model(tie)
+    gathered = _model(tie, norm)
     assert gathered.objective_ignores_padding and can_gather(gathered, None)
     seen = _gathers(monkeypatch)
+    packed = _gathers(monkeypatch, encoder_module, "on_real_rows")
     full_logs = [full.train_on_batch(inputs, labels, return_dict=True) for _ in range(3)]
-    assert seen == []
+    assert seen == [] and packed == []
     gathered_logs = [gathered.train_on_batch(inputs, labels, return_dict=True) for _ in range(3)]
     # per trace: the logits, then the labels for the loss and for the metrics, at a dynamic row count
     assert len(seen) >= 3 and len(seen) % 3 == 0 and set(seen) == {None}
+    # and every block's FFN sublayer (2 encoder, 2 decoder blocks) on the real rows, put back in place
+    assert len(packed) == 4 * len(seen) // 3 and {tuple(shape) for shape in packed} == {(6, 7, 16)}
     for want, got in zip(full_logs, gathered_logs, strict=True):
         assert got["loss"] == pytest.approx(want["loss"], rel=1e-5)
         assert got["accuracy"] == pytest.approx(want["accuracy"], abs=1e-6)

@@ -83,7 +83,7 @@ class DecoderBlock(EncoderBlock):
             ),
             training,
         )
-        outputs = self._feed_forward(outputs, training)
+        outputs = self._feed_forward(outputs, training, target_mask)
         result = (outputs,)
         if return_attention_scores:
             result += ({"self_attention": self_rest[0], "cross_attention": cross_rest[0]},)

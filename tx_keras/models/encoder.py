@@ -9,6 +9,7 @@ import keras
 from tx_keras.components import position_classes, resolve
 from tx_keras.layers import AddNorm, AlignedAttention
 from tx_keras.models.model_config import ATTENTION_KINDS, ModelConfig, split_model_config
+from tx_keras.models.real_positions import gathering, on_real_rows
 from tx_keras.models.stack import Stack
 
 
@@ -92,11 +93,21 @@ class EncoderBlock(keras.layers.Layer):
         attended, *rest = attended if isinstance(attended, tuple) else (attended,)
         return add_norm(inputs, attended, training=training), rest
 
-    def _feed_forward(self, inputs, training):
+    def _feed_forward(self, inputs, training, real=None):
+        """The FFN inside its Add + Norm; in a training step that gathers (real_positions.py), computed on
+        the positions `real` (B, T) marks only: every op of it works position by position."""
         if self._ffn is None:
             return inputs
-        transformed = self._ffn(self._ffn_add_norm.sublayer_input(inputs), training=training)
-        return self._ffn_add_norm(inputs, transformed, training=training)
+
+        def sublayer(rows):
+            transformed = self._ffn(self._ffn_add_norm.sublayer_input(rows), training=training)
+            return self._ffn_add_norm(rows, transformed, training=training)
+
+        return (
+            on_real_rows(sublayer, inputs, real)
+            if real is not None and gathering(training)
+            else sublayer(inputs)
+        )
 
     def call(self, inputs, padding_mask=None, training=None, return_attention_scores=False):
         """The block output, and {"self_attention": (B, h, T, T) weights} if `return_attention_scores`."""
@@ -108,7 +119,7 @@ class EncoderBlock(keras.layers.Layer):
             ),
             training,
         )
-        outputs = self._feed_forward(outputs, training)
+        outputs = self._feed_forward(outputs, training, padding_mask)
         return (outputs, {"self_attention": weights[0]}) if return_attention_scores else outputs
 
     def compute_output_shape(self, inputs_shape, *other_shapes):

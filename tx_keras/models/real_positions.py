@@ -1,13 +1,21 @@
-"""Training logits at the real target positions only: padding rows skip the vocabulary projection and loss.
+"""Training steps on the real positions only: padding rows skip the FFN sublayers, the vocabulary
+projection and the loss.
 
 The projection to the target vocabulary and the softmax cross-entropy after it are the widest layers of a
-step (d_model x V per position; a sixth of tx-bench's float32 step on the Zen 4 EPYC), and every padding
-position pays for them only to be masked out of the loss. During a training step the Transformer gathers
+step (d_model x V per position: its forward and two backward matmuls are an eighth of the op time of
+tx-bench's float32 step on the Zen 4 EPYC, before the softmax), and every padding position pays for them
+only to be masked out of the loss. During a training step the Transformer gathers
 the decoder states where the decoder input is a real token, projects those rows alone and returns their
 logits as a (real positions, V) tensor; the loss and the metrics gather the labels at the same positions.
 With teacher forcing each label follows a real decoder-input token (`[SOS w1 .. wn]` predicts
 `[w1 .. wn EOS]`), so every labelled position is kept: the same token-mean loss, the same gradients, the
 same accuracy, up to the summation order.
+
+The FFN sublayers (with their Add + Norm) work position by position and are the largest share of the
+encoder's and decoder's work (2 x d_model x dff multiply-adds a position against attention's 4 x d_model^2
+for its projections): in such a step each runs on the gathered real rows and scatters its result back,
+leaving the padding rows as they came in. Nothing reads a padding row's state: attention masks padding
+positions as keys, and the logits leave them out.
 
 That equality needs a loss and metrics that score labels != 0 only, as tx_keras's do: each says so with
 a class attribute `ignores_padding = True`. A model compiled with anything else (Keras'
@@ -74,3 +82,13 @@ def at_real_positions(values, decoder_input):
     """Rows of `values` (B, T, ...) at the decoder input's real positions: (N, ...)."""
     flat = ops.reshape(values, (-1, *ops.shape(values)[2:]))
     return ops.take(flat, real_position_index(decoder_input), axis=0)
+
+
+def on_real_rows(sublayer, values, real):
+    """`sublayer(values)` for a position-wise sublayer, computed on the rows (B, T) `real` marks; the
+    others keep `values` (no query reads a padding position's state: attention masks them as keys, and
+    the logits leave them out)."""
+    flat = ops.reshape(values, (-1, ops.shape(values)[-1]))
+    index = ops.nonzero(ops.reshape(real, (-1,)))[0]
+    rows = sublayer(ops.take(flat, index, axis=0))
+    return ops.reshape(ops.scatter_update(flat, index[:, None], rows), ops.shape(values))
