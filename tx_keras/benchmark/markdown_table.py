@@ -127,7 +127,7 @@ def markdown(runs: list[dict]) -> str:
         for block in results["blocks"]:
             lines += _rows(run, results, block)
     lines += ["", *(_run_note(run, results) for run, results in enumerate(runs, 1))]
-    # Since 2026-12-05 tx-bench decodes in a fresh process (decoding_process.py); earlier runs after training.
+    # Runs since 2026-12-04 evening decode in a fresh process (decoding_process.py), older after training.
     decoding = [
         (run, key, rates, ", own process" if "decoding_process" in results else "")
         for run, results in enumerate(runs, 1)

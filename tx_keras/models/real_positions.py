@@ -36,12 +36,13 @@ from collections.abc import Iterator
 import keras
 from keras import ops
 
-_step = threading.local()  # `active`: inside a training step whose logits may be gathered
+_step = threading.local()  # `active`: inside a training step that may leave padding positions out
 
 
 @contextlib.contextmanager
 def gathered_logits(enabled: bool) -> Iterator[None]:
-    """Within this block the Transformer's training-mode calls return logits at real positions only."""
+    """Within this block the Transformer's training-mode calls run their FFN sublayers on the real rows and
+    return logits at the real target positions only."""
     before = getattr(_step, "active", False)
     _step.active = enabled
     try:
@@ -51,7 +52,7 @@ def gathered_logits(enabled: bool) -> Iterator[None]:
 
 
 def gathering(training) -> bool:
-    """Whether a call with `training` is a training step's that returns gathered logits."""
+    """Whether a call with `training` belongs to a training step that leaves padding positions out."""
     return bool(training) and getattr(_step, "active", False)
 
 
