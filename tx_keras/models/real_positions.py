@@ -74,15 +74,15 @@ def can_gather(model: keras.Model, sample_weight) -> bool:
     )
 
 
-def real_position_index(decoder_input):
-    """Flat indices (N,) of the positions of a (B, T) decoder input that hold a token (id != 0)."""
-    return ops.nonzero(ops.reshape(ops.not_equal(decoder_input, 0), (-1,)))[0]
+def flat_index(real):
+    """Flat indices (N,) of the True positions of a (B, T) mask."""
+    return ops.nonzero(ops.reshape(real, (-1,)))[0]
 
 
 def at_real_positions(values, decoder_input):
     """Rows of `values` (B, T, ...) at the decoder input's real positions: (N, ...)."""
     flat = ops.reshape(values, (-1, *ops.shape(values)[2:]))
-    return ops.take(flat, real_position_index(decoder_input), axis=0)
+    return ops.take(flat, flat_index(ops.not_equal(decoder_input, 0)), axis=0)
 
 
 def on_real_rows(sublayer, values, real):
@@ -90,6 +90,6 @@ def on_real_rows(sublayer, values, real):
     others keep `values` (no query reads a padding position's state: attention masks them as keys, and
     the logits leave them out)."""
     flat = ops.reshape(values, (-1, ops.shape(values)[-1]))
-    index = ops.nonzero(ops.reshape(real, (-1,)))[0]
+    index = flat_index(real)
     rows = sublayer(ops.take(flat, index, axis=0))
     return ops.reshape(ops.scatter_update(flat, index[:, None], rows), ops.shape(values))
