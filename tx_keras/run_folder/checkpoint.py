@@ -43,25 +43,43 @@ class Checkpoint:
     metrics: list[np.ndarray] = field(default_factory=list)  # model.metrics_variables, when `batch`
 
 
-def save_checkpoint(path: Path, model: keras.Model, epoch: int, logs: dict[str, Any], batch: int = 0) -> None:
-    """Write the checkpoint after `epoch` epochs and `batch` batches (with the metrics' totals then).
+@dataclass(frozen=True)
+class CheckpointState:
+    """What a checkpoint file holds, copied out of the model: it stays as it was while training goes on."""
 
-    A run folder that was deleted under the run is not silently made again for it: that is a
-    FileNotFoundError naming the checkpoint (run_folder/disk_fault.py words it)."""
-    if not path.parent.parent.is_dir():
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
+    meta: dict[str, Any]
+    arrays: dict[str, np.ndarray]
+
+
+def checkpoint_state(model: keras.Model, epoch: int, logs: dict[str, Any], batch: int = 0) -> CheckpointState:
+    """The state after `epoch` epochs and `batch` batches (with the metrics' totals then), as copies."""
     meta = {
         "epoch": epoch,
         "batch": batch,
         "step": int(np.asarray(model.optimizer.iterations)),
         "logs": {key: float(value) for key, value in logs.items()},
     }
-    arrays = {f"model_{i}": np.asarray(v) for i, v in enumerate(model.variables)}
-    arrays.update({f"optimizer_{i}": np.asarray(v) for i, v in enumerate(model.optimizer.variables)})
+    arrays = {f"model_{i}": np.asarray(v).copy() for i, v in enumerate(model.variables)}
+    arrays.update({f"optimizer_{i}": np.asarray(v).copy() for i, v in enumerate(model.optimizer.variables)})
     if batch:
-        arrays.update({f"metric_{i}": np.asarray(v) for i, v in enumerate(model.metrics_variables)})
+        arrays.update({f"metric_{i}": np.asarray(v).copy() for i, v in enumerate(model.metrics_variables)})
+    return CheckpointState(meta, arrays)
+
+
+def write_checkpoint(path: Path, state: CheckpointState) -> None:
+    """Write `state` to `path` atomically.
+
+    A run folder that was deleted under the run is not silently made again for it: that is a
+    FileNotFoundError naming the checkpoint (run_folder/disk_fault.py words it)."""
+    if not path.parent.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
     with atomic_file(path) as temp, open(temp, "wb") as stream:
-        np.savez(stream, meta=np.array(json.dumps(meta)), **arrays)
+        np.savez(stream, meta=np.array(json.dumps(state.meta)), **state.arrays)
+
+
+def save_checkpoint(path: Path, model: keras.Model, epoch: int, logs: dict[str, Any], batch: int = 0) -> None:
+    """Write the checkpoint after `epoch` epochs and `batch` batches, now."""
+    write_checkpoint(path, checkpoint_state(model, epoch, logs, batch))
 
 
 def load_checkpoint(path: Path) -> Checkpoint | None:

@@ -132,6 +132,8 @@ class MidEpochCheckpoint(keras.callbacks.Callback):
 
     def _save(self, position: int) -> bool:
         """A checkpoint after `self._done` epochs and `position` batches; False when none was written."""
+        if self._epoch_checkpoint is not None:
+            self._epoch_checkpoint.flush()  # its write, in flight, must not land after this newer one
         if not self.enabled or not all(math.isfinite(float(value)) for value in self._logs.values()):
             return False
         sync_variables(self.model)

@@ -1,0 +1,102 @@
+"""Checkpoints written on a thread of their own while training goes on: the file holds the state of the
+moment it was saved, writes land in order, and a write's error reaches the training thread whole."""
+
+import errno
+import os
+import threading
+import time
+
+import keras
+import numpy as np
+import pytest
+
+from tx_keras.run_folder import checkpoint as checkpoint_module
+from tx_keras.run_folder.background_checkpoint import BackgroundCheckpoint
+from tx_keras.run_folder.checkpoint import load_checkpoint, save_checkpoint
+from tx_keras.run_folder.disk_fault import disk_fault
+from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
+from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
+
+
+def _model():
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    model.compile(optimizer="adam", loss="mse")
+    model.optimizer.build(model.trainable_variables)
+    return model
+
+
+def _slow_writes(monkeypatch, seconds=0.3):
+    """Writes that take `seconds`, recording the thread each ran on."""
+    threads, write = [], checkpoint_module.write_checkpoint
+
+    def slow(path, state):
+        threads.append(threading.current_thread().name)
+        time.sleep(seconds)
+        write(path, state)
+
+    monkeypatch.setattr("tx_keras.run_folder.background_checkpoint.write_checkpoint", slow)
+    return threads
+
+
+def test_the_file_holds_the_state_saved_though_training_changed_it_meanwhile(tmp_path, monkeypatch):
+    threads = _slow_writes(monkeypatch)
+    path = tmp_path / "run" / "checkpoints" / "last.npz"
+    path.parent.parent.mkdir()
+    model = _model()
+    saved = [np.asarray(v).copy() for v in model.variables]
+    writer = BackgroundCheckpoint(path)
+    started = time.perf_counter()
+    writer.save(model, 1, {"loss": 1.0})
+    assert time.perf_counter() - started < 0.25  # returned before the (0.3 s) write ended
+    for variable in model.variables:  # the next steps change the weights while the file is written
+        variable.assign(variable + 1.0)
+    writer.flush()
+    checkpoint = load_checkpoint(path)
+    assert threads == ["tx_keras checkpoint"]
+    assert checkpoint.epoch == 1
+    for got, want in zip(checkpoint.model, saved, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_full_disk_in_the_background_is_raised_by_the_next_flush_and_keeps_the_last_good_file(
+    tmp_path, monkeypatch
+):
+    path = tmp_path / "run" / "checkpoints" / "last.npz"
+    path.parent.parent.mkdir()
+    model = _model()
+    save_checkpoint(path, model, 1, {"loss": 1.0})
+    good = path.read_bytes()
+
+    def full_disk(stream, **arrays):
+        stream.write(b"PK\x03\x04 half an archive")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(np, "savez", full_disk)
+    writer = BackgroundCheckpoint(path)
+    writer.save(model, 2, {"loss": 0.5})  # returns; the write fails on its thread
+    with pytest.raises(OSError) as failed:
+        writer.flush()
+    assert disk_fault(failed.value) == (f"no space left on device while writing {path}", "free space")
+    assert path.read_bytes() == good and [p.name for p in path.parent.iterdir()] == ["last.npz"]
+    writer.flush()  # the error is raised once
+
+
+def test_a_mid_epoch_checkpoint_lands_after_the_epoch_checkpoint_still_in_flight(tmp_path, monkeypatch):
+    _slow_writes(monkeypatch)
+    path = tmp_path / "run" / "checkpoints" / "last.npz"
+    path.parent.parent.mkdir()
+    model = _model()
+    epoch_checkpoint = EpochCheckpoint(path, 1, 5)
+    mid_epoch = MidEpochCheckpoint(path, None, 1e-9, enabled=True)
+    for callback in (epoch_checkpoint, mid_epoch):
+        callback.set_model(model)
+    mid_epoch.watch([epoch_checkpoint, mid_epoch], None)
+    mid_epoch.on_train_begin()
+    epoch_checkpoint.on_epoch_end(0, {"loss": 1.0})  # written for 0.3 s from now
+    mid_epoch.on_epoch_end(0, {"loss": 1.0})
+    mid_epoch.on_epoch_begin(1)
+    mid_epoch.on_train_batch_begin(3)  # every_minutes ~0: a checkpoint after 3 batches of epoch 2
+    epoch_checkpoint.on_train_end()
+    checkpoint = load_checkpoint(path)
+    assert (checkpoint.epoch, checkpoint.batch) == (1, 3)  # the newer one, not overwritten by the older
