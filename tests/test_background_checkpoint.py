@@ -1,19 +1,15 @@
 """Checkpoints written on a thread of their own while training goes on: the file holds the state of the
-moment it was saved, writes land in order, and a write's error reaches the training thread whole."""
+moment it was saved, and writes land in order (a write's error: tests/test_disk_faults.py)."""
 
-import errno
-import os
 import threading
 import time
 
 import keras
 import numpy as np
-import pytest
 
 from tx_keras.run_folder import checkpoint as checkpoint_module
 from tx_keras.run_folder.background_checkpoint import BackgroundCheckpoint
-from tx_keras.run_folder.checkpoint import load_checkpoint, save_checkpoint
-from tx_keras.run_folder.disk_fault import disk_fault
+from tx_keras.run_folder.checkpoint import load_checkpoint
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
 
@@ -57,29 +53,6 @@ def test_the_file_holds_the_state_saved_though_training_changed_it_meanwhile(tmp
     assert checkpoint.epoch == 1
     for got, want in zip(checkpoint.model, saved, strict=True):
         np.testing.assert_array_equal(got, want)
-
-
-def test_a_full_disk_in_the_background_is_raised_by_the_next_flush_and_keeps_the_last_good_file(
-    tmp_path, monkeypatch
-):
-    path = tmp_path / "run" / "checkpoints" / "last.npz"
-    path.parent.parent.mkdir()
-    model = _model()
-    save_checkpoint(path, model, 1, {"loss": 1.0})
-    good = path.read_bytes()
-
-    def full_disk(stream, **arrays):
-        stream.write(b"PK\x03\x04 half an archive")
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    monkeypatch.setattr(np, "savez", full_disk)
-    writer = BackgroundCheckpoint(path)
-    writer.save(model, 2, {"loss": 0.5})  # returns; the write fails on its thread
-    with pytest.raises(OSError) as failed:
-        writer.flush()
-    assert disk_fault(failed.value) == (f"no space left on device while writing {path}", "free space")
-    assert path.read_bytes() == good and [p.name for p in path.parent.iterdir()] == ["last.npz"]
-    writer.flush()  # the error is raised once
 
 
 def test_a_mid_epoch_checkpoint_lands_after_the_epoch_checkpoint_still_in_flight(tmp_path, monkeypatch):

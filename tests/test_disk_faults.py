@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tx_keras.run_folder.background_checkpoint import BackgroundCheckpoint
 from tx_keras.run_folder.checkpoint import load_checkpoint, save_checkpoint
 from tx_keras.run_folder.disk_fault import disk_fault
 
@@ -20,23 +21,44 @@ def _model():
     return model
 
 
-def test_a_checkpoint_write_that_meets_a_full_disk_keeps_the_last_good_one(tmp_path, monkeypatch):
+@pytest.fixture
+def full_disk_after_a_checkpoint(tmp_path, monkeypatch):
+    """A run folder with a good checkpoint after epoch 1 (its path, model and bytes), then a disk that
+    fills up in the middle of the next archive."""
     path = tmp_path / "run" / "checkpoints" / "last.npz"
     path.parent.parent.mkdir()
     model = _model()
     save_checkpoint(path, model, 1, {"loss": 1.0})
-    good = path.read_bytes()
 
     def full_disk(stream, **arrays):
         stream.write(b"PK\x03\x04 half an archive")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(np, "savez", full_disk)
-    with pytest.raises(OSError) as failed:
-        save_checkpoint(path, model, 2, {"loss": 0.5})
+    return path, model, path.read_bytes()
+
+
+def _kept_the_last_good_one(path, good, error):
     assert path.read_bytes() == good and load_checkpoint(path).epoch == 1
     assert [p.name for p in path.parent.iterdir()] == ["last.npz"]  # the temporary file is gone
-    assert disk_fault(failed.value) == (f"no space left on device while writing {path}", "free space")
+    assert disk_fault(error) == (f"no space left on device while writing {path}", "free space")
+
+
+def test_a_checkpoint_write_that_meets_a_full_disk_keeps_the_last_good_one(full_disk_after_a_checkpoint):
+    path, model, good = full_disk_after_a_checkpoint
+    with pytest.raises(OSError) as failed:
+        save_checkpoint(path, model, 2, {"loss": 0.5})
+    _kept_the_last_good_one(path, good, failed.value)
+
+
+def test_a_full_disk_in_a_background_write_is_raised_by_the_next_flush(full_disk_after_a_checkpoint):
+    path, model, good = full_disk_after_a_checkpoint
+    writer = BackgroundCheckpoint(path)
+    writer.save(model, 2, {"loss": 0.5})  # returns; the write fails on its own thread
+    with pytest.raises(OSError) as failed:
+        writer.flush()
+    _kept_the_last_good_one(path, good, failed.value)
+    writer.flush()  # the error is raised once
 
 
 def test_tensorflow_writers_faults_name_the_file():
