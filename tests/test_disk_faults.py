@@ -3,6 +3,7 @@ left), and the error reads as one line naming the file and what to do."""
 
 import errno
 import os
+import time
 
 import keras
 import numpy as np
@@ -12,6 +13,7 @@ import tensorflow as tf
 from tx_keras.run_folder.background_checkpoint import BackgroundCheckpoint
 from tx_keras.run_folder.checkpoint import load_checkpoint, save_checkpoint
 from tx_keras.run_folder.disk_fault import disk_fault
+from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 
 
 def _model():
@@ -59,6 +61,19 @@ def test_a_full_disk_in_a_background_write_is_raised_by_the_next_flush(full_disk
         writer.flush()
     _kept_the_last_good_one(path, good, failed.value)
     writer.flush()  # the error is raised once
+
+
+def test_a_failed_background_write_ends_training_at_the_next_step(full_disk_after_a_checkpoint):
+    path, model, good = full_disk_after_a_checkpoint
+    callback = EpochCheckpoint(path, every=1, epochs=3)
+    callback.set_model(model)
+    callback.on_epoch_end(1, {"loss": 0.5})  # epoch 2's checkpoint fails on its own thread
+    deadline = time.monotonic() + 30
+    with pytest.raises(OSError) as failed:
+        while time.monotonic() < deadline:  # the steps of epoch 3
+            callback.on_train_batch_end(0)
+            time.sleep(0.01)
+    _kept_the_last_good_one(path, good, failed.value)
 
 
 def test_tensorflow_writers_faults_name_the_file():

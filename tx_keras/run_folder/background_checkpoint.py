@@ -4,8 +4,9 @@ Writing one is mostly file work: the tatoeba_small model's 118 MB (weights and A
 to zip, write and fsync on the Zen 4 kind, during which one core would wait for the main thread and the
 other would idle. Here only the copy of the state is taken between two steps (~0.03 s); a thread of
 its own writes the file while the next steps run. Writes stay one at a time and in order, atomic as
-before, so a killed run finds the last whole checkpoint; a write's error (a full disk) is raised by the
-next `save` or by `flush`, which the callbacks call before training ends or stops.
+before, so a killed run finds the last whole checkpoint; a write's error (a full disk) is raised by
+`check` after the next step, or by the next `save` or `flush`, which the callbacks call before training
+ends or stops.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ class BackgroundCheckpoint:
         error, self._error = self._error, None
         if error is not None:
             raise error
+
+    def check(self) -> None:
+        """Raise the error of a write that has ended, without waiting for one still in flight."""
+        if self._thread is not None and not self._thread.is_alive():
+            self.flush()
 
     def _write(self, state: CheckpointState) -> None:
         try:

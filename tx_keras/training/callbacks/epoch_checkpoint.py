@@ -34,6 +34,9 @@ class EpochCheckpoint(keras.callbacks.Callback):
         self._writer.save(self.model, done, logs)
         self.saved = done
 
+    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+        self._writer.check()  # a checkpoint that failed to write ends the run now, not an epoch later
+
     def on_train_end(self, logs: dict | None = None) -> None:
         self.flush()
 
