@@ -33,6 +33,9 @@ class BackgroundCheckpoint:
         """Copy the state now and write it meanwhile (after the previous write, whose error it raises)."""
         self.flush()
         state = checkpoint_state(model, epoch, logs, batch)
+        # Copies: the writer reads them while the next steps update the variables (copy-on-write today
+        # keeps TensorFlow's reads intact, but the file must not depend on a backend's update policy).
+        state = CheckpointState(state.meta, {name: array.copy() for name, array in state.arrays.items()})
         # Not a daemon: a process that ends (or raises) while a checkpoint is written finishes it first.
         self._thread = threading.Thread(target=self._write, args=(state,), name="tx_keras checkpoint")
         self._thread.start()

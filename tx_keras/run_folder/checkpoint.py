@@ -45,24 +45,24 @@ class Checkpoint:
 
 @dataclass(frozen=True)
 class CheckpointState:
-    """What a checkpoint file holds, copied out of the model: it stays as it was while training goes on."""
+    """What a checkpoint file holds, read out of the model (NumPy arrays, as the variables hold them)."""
 
     meta: dict[str, Any]
     arrays: dict[str, np.ndarray]
 
 
 def checkpoint_state(model: keras.Model, epoch: int, logs: dict[str, Any], batch: int = 0) -> CheckpointState:
-    """The state after `epoch` epochs and `batch` batches (with the metrics' totals then), as copies."""
+    """The state after `epoch` epochs and `batch` batches (with the metrics' totals then)."""
     meta = {
         "epoch": epoch,
         "batch": batch,
         "step": int(np.asarray(model.optimizer.iterations)),
         "logs": {key: float(value) for key, value in logs.items()},
     }
-    arrays = {f"model_{i}": np.asarray(v).copy() for i, v in enumerate(model.variables)}
-    arrays.update({f"optimizer_{i}": np.asarray(v).copy() for i, v in enumerate(model.optimizer.variables)})
+    arrays = {f"model_{i}": np.asarray(v) for i, v in enumerate(model.variables)}
+    arrays.update({f"optimizer_{i}": np.asarray(v) for i, v in enumerate(model.optimizer.variables)})
     if batch:
-        arrays.update({f"metric_{i}": np.asarray(v).copy() for i, v in enumerate(model.metrics_variables)})
+        arrays.update({f"metric_{i}": np.asarray(v) for i, v in enumerate(model.metrics_variables)})
     return CheckpointState(meta, arrays)
 
 
