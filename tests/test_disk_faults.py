@@ -2,6 +2,7 @@
 left), and the error reads as one line naming the file and what to do."""
 
 import errno
+import logging
 import os
 import time
 
@@ -13,6 +14,7 @@ import tensorflow as tf
 from tx_keras.run_folder.background_checkpoint import BackgroundCheckpoint
 from tx_keras.run_folder.checkpoint import load_checkpoint, save_checkpoint
 from tx_keras.run_folder.disk_fault import disk_fault
+from tx_keras.run_folder.log_file import LogFile
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 
 
@@ -128,3 +130,42 @@ def test_a_vanished_run_folder_is_a_fault_but_a_missing_input_file_is_not(tmp_pa
     with pytest.raises(FileNotFoundError) as missing:
         open(tmp_path / "no such corpus.tsv")
     assert disk_fault(missing.value, run_dir) is None and disk_fault(failed.value) is None
+
+
+class _FullStream:
+    """A log file's stream on a disk that fails every write with `number`."""
+
+    def __init__(self, number: int):
+        self.number = number
+
+    def write(self, text: str) -> None:
+        raise OSError(self.number, os.strerror(self.number))
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("number", [errno.ENOSPC, errno.EDQUOT])
+def test_train_log_on_a_full_disk_prints_no_logging_error(tmp_path, capsys, number):
+    handler = LogFile(tmp_path / "train.log")
+    handler.stream = _FullStream(number)
+    logger = logging.getLogger("tx_keras.test_log_file")
+    logger.addHandler(handler)
+    try:
+        logger.error("the run failed")  # the traceback a failing run logs on its way out
+    finally:
+        logger.removeHandler(handler)
+    assert capsys.readouterr().err == ""  # the run's one-line error stays the only line
+
+
+def test_train_log_still_reports_other_logging_errors(tmp_path, capsys):
+    handler = LogFile(tmp_path / "train.log")
+    logger = logging.getLogger("tx_keras.test_log_file_alone")
+    logger.propagate = False  # pytest's own capture handler raises on the same bad call
+    logger.addHandler(handler)
+    try:
+        logger.error("%d apples", "not a number")  # a bug in a log call, not the disk
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    assert "--- Logging error ---" in capsys.readouterr().err
