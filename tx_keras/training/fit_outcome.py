@@ -32,7 +32,7 @@ def fit_outcome(
     if run.importance is not None and run.importance.record is not None:
         fields["head_importance"] = run.importance.record
     if run.budget and run.budget.reached:
-        fields["stopped_by"] = f"time budget: trainer.max_train_minutes={cfg.trainer.max_train_minutes}"
+        fields["stopped_by"] = f"time budget: trainer.max_train_minutes={cfg.trainer.max_train_minutes:g}"
     elif run.step_budget and run.step_budget.reached:
         fields["stopped_by"] = f"{STEP_BUDGET}: trainer.max_steps={cfg.trainer.max_steps}"
     elif run.stopper is not None and run.stopper.reason:
