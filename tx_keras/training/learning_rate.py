@@ -106,10 +106,10 @@ class Cooldown(keras.optimizers.schedules.LearningRateSchedule):
         step is traced, and the cool-down would never start. Checkpoints then carry it too."""
         self.factor = optimizer.add_variable((), initializer="ones", dtype="float32", name="cooldown_factor")
 
-    def set_progress(self, progress: float) -> None:
-        """`progress` = share of training done (0..1): the factor is 1 until 1 - fraction, then falls
+    def factor_at(self, progress: float) -> float:
+        """The factor at `progress` = share of training done (0..1): 1 until 1 - fraction, then falling
         linearly to 0 at 1."""
-        self.factor.assign(min(1.0, max(0.0, (1.0 - progress) / self.fraction)))
+        return min(1.0, max(0.0, (1.0 - progress) / self.fraction))
 
     def peak(self) -> float:
         """The largest learning rate: the wrapped schedule's (the cool-down only lowers it)."""
