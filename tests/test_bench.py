@@ -306,6 +306,10 @@ def test_quick_bench_real_path_row(quick_report):
     outside = f"(iterator, checkpoint, scalars) {row['epoch_s'] - row['steps_s']:.1f} s"
     steps = f"the steps alone {row['steps_cpu_per_wall']:.2f} over {row['steps_s']:.1f} s"
     assert line.endswith(f"{steps}, the epoch's start and end {outside}")
+    # the checkpoint, taken at the timed epoch's end: its write timed after it, the file's size reported
+    assert row["checkpoint_mb"] > 0 and 0 < row["checkpoint_write_s"] < row["epoch_s"]
+    (written,) = [line for line in render(quick_report).splitlines() if line.startswith("  checkpoint: ")]
+    assert f"in {row['checkpoint_write_s']:.2f} s ({row['checkpoint_write_cpu_s']:.2f} CPU s)" in written
 
 
 class _Clock:

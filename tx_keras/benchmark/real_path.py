@@ -86,11 +86,14 @@ def _preset():
 class _EpochClock(keras.callbacks.Callback):
     """Wall time, CPU time (user and kernel, every thread) and steps of each epoch, and the same from its
     first step's start to its last step's end: the steps alone, without the epoch's start (the iterator)
-    and end (the checkpoint, the epoch's scalars), which a 46-step epoch weighs ~40x more than a user's."""
+    and end (the checkpoint's copy of the state, the epoch's scalars), which a 46-step epoch weighs ~40x
+    more than a user's. Placed after `EpochCheckpoint`, it also times the last epoch's checkpoint write
+    from the epoch's end until training ends (`EpochCheckpoint` waits for it there)."""
 
     def __init__(self):
         super().__init__()
         self.epochs: list[tuple[int, CpuShare, CpuShare]] = []
+        self.write: CpuShare | None = None
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
         self._steps, self._clock, self._steps_clock = 0, CpuClock(), None
@@ -105,6 +108,10 @@ class _EpochClock(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         self.epochs.append((self._steps, self._clock.share(), self._steps_share))
+        self._write_clock = CpuClock()
+
+    def on_train_end(self, logs: dict | None = None) -> None:
+        self.write = self._write_clock.share()
 
 
 def epoch_tokens(dataset: tf.data.Dataset) -> tuple[int, int]:
@@ -119,8 +126,14 @@ def epoch_tokens(dataset: tf.data.Dataset) -> tuple[int, int]:
 
 def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
     """Train the tatoeba_small model with its own trainer settings (`compile_model`, bucketed token
-    batches, TensorBoard, epoch checkpoints) for 2 epochs of a generated corpus; report the second
-    (the first traces the step for the new batch shapes)."""
+    batches, TensorBoard, an epoch checkpoint) for 2 epochs of a generated corpus; report the second
+    (the first traces the step for the new batch shapes).
+
+    The checkpoint is taken at the timed epoch's end only, and its write (in the background, as in a run)
+    is timed on its own after it: a run writes one per epoch of ~1,750 steps (tatoeba_small on
+    eng-fra.tsv), where the write overlaps the next epoch's first ~2 %; one inside this 46-step epoch
+    would weigh it ~40x (docs/performance.md, "The checkpoint write and the real path's epoch").
+    """
     cfg = _preset()
     model_cfg = ModelConfig(**{**OmegaConf.to_container(cfg.model, resolve=True), **dict(size.model)})
     trainer = cfg.trainer
@@ -158,10 +171,11 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
             keras.callbacks.TerminateOnNaN(),
             EpochVariable(epoch),
             EpochScalars(folder, cfg.logging.loss_every_steps),
-            EpochCheckpoint(Path(folder) / CHECKPOINT_PATH, 1, 2),
-            clock,
+            EpochCheckpoint(Path(folder) / CHECKPOINT_PATH, 2, 2),  # at the timed epoch's end only
+            clock,  # after the checkpoint: its epoch end includes the state's copy, its train end the write
         ]
         model.fit(dataset, epochs=2, callbacks=callbacks, shuffle=False, verbose=0)
+        checkpoint_mb = (Path(folder) / CHECKPOINT_PATH).stat().st_size / 2**20
     steps, timed, steps_only = clock.epochs[-1]
     return {
         "preset": PRESET,
@@ -186,5 +200,8 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
         "steps_s": steps_only.wall_s,  # the first step's start to the last one's end
         "steps_cpu_per_wall": steps_only.cpu_per_wall,  # cores kept busy by the steps alone
         "cores": timed.cores,
+        "checkpoint_mb": checkpoint_mb,
+        "checkpoint_write_s": clock.write.wall_s,  # the write after the timed epoch, in the background
+        "checkpoint_write_cpu_s": clock.write.cpu_s,
         "allocator": allocator.applied(),  # what tx-bench set up before TensorFlow (TX_KERAS_ALLOCATOR)
     }

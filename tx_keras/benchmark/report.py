@@ -123,7 +123,19 @@ def _real_path(row: dict) -> list[str]:
         f"{row['cpu_ms_per_step']:.0f} CPU ms per step; the steps alone {row['steps_cpu_per_wall']:.2f} "
         f"over {row['steps_s']:.1f} s, the epoch's start and end (iterator, checkpoint, scalars) "
         f"{row['epoch_s'] - row['steps_s']:.1f} s",
+        *_checkpoint_write(row),
         f"  {row['allocator']}",
+    ]
+
+
+def _checkpoint_write(row: dict) -> list[str]:
+    """The checkpoint's background write, timed after the epoch (files before 2026-12-05 timed it inside)."""
+    if "checkpoint_write_s" not in row:
+        return []
+    return [
+        f"  checkpoint: {row['checkpoint_mb']:.0f} MB, written in the background in "
+        f"{row['checkpoint_write_s']:.2f} s ({row['checkpoint_write_cpu_s']:.2f} CPU s) after the timed "
+        "epoch; a run overlaps it with the next epoch's first steps"
     ]
 
 
