@@ -99,8 +99,10 @@ def _run_note(run: int, results: dict) -> str:
 
 def markdown(runs: list[dict]) -> str:
     """One machine kind's table from its tx-bench --json results: a machine line, one row per model of
-    every precision block of every run, then a line per run (date, load, peaks). Raises MixedMachines
-    when the runs come from different CPUs or GPUs."""
+    every precision block of every run, then a line per run (date, load, peaks). Runs are numbered in the
+    order they were measured, whatever order the files come in (a shell's `*.json` puts 10 before 2).
+    Raises MixedMachines when the runs come from different CPUs or GPUs."""
+    runs = sorted(runs, key=lambda run: run["machine"]["date"])  # "YYYY-MM-DD HH:MM UTC" sorts as time
     machine = runs[0]["machine"]
     kinds = {
         (run["machine"]["cpu"], tuple(run["machine"]["instructions"]), tuple(run["machine"]["gpus"]))
