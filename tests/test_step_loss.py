@@ -55,3 +55,27 @@ def test_zero_writes_no_step_points(tmp_path):
     model.fit(x, y, batch_size=4, epochs=1, verbose=0, callbacks=[EpochScalars(tmp_path, 0)])
     assert _points(tmp_path / "train") == []
     assert list((tmp_path / "train").glob("events.out.tfevents.*"))  # the epoch curves still are written
+
+
+def test_validation_after_an_epoch_does_not_leak_into_its_last_point(tmp_path):
+    """fit's validation pass refills the compiled loss metric with the validation loss before the epoch's
+    end: the point written there still averages the epoch's training steps."""
+    keras.utils.set_random_seed(0)
+    x = np.random.default_rng(0).normal(size=(BATCH * BATCHES, 3)).astype("float32")
+    y = np.random.default_rng(1).normal(size=(BATCH * BATCHES, 1)).astype("float32")
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.0), "mse")
+    history = model.fit(
+        x,
+        y,
+        batch_size=BATCH,
+        epochs=2,
+        shuffle=False,
+        verbose=0,
+        validation_data=(x, 10.0 * y),  # a validation loss far from the training one
+        callbacks=[EpochScalars(tmp_path, 100)],  # no point inside an epoch: one at each end
+    )
+    points = _points(tmp_path / "train")
+    assert [step for step, _ in points] == [5, 10]
+    np.testing.assert_allclose([value for _, value in points], history.history["loss"], rtol=1e-5)
+    assert history.history["val_loss"][0] > 10 * history.history["loss"][0]

@@ -58,6 +58,10 @@ class EpochScalars(keras.callbacks.Callback):
         # step and the loss totals from their variables after every step cost ~0.9 ms of a tatoeba_small
         # step on the main thread (the other core idle meanwhile); the totals are read where a point is due.
         self._step = 0
+        # Inside fit's validation pass: Keras resets the compiled metrics for it and fills them with the
+        # validation loss, so the epoch's training totals are read as it begins (`on_test_begin`) and not
+        # read again until the next epoch.
+        self._validating = False
 
     def _loss_metric(self) -> keras.metrics.Metric:
         """The metric behind the logs' `loss` (its `total` / `count` is the loss since the epoch began):
@@ -70,6 +74,7 @@ class EpochScalars(keras.callbacks.Callback):
 
     def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
         self._loss_seen = (0.0, 0.0)  # Keras resets its metrics as each epoch begins
+        self._validating = False
         if self.loss_every_steps:
             sync_variables(self.model)
             self._step = self._optimizer_step()
@@ -99,9 +104,13 @@ class EpochScalars(keras.callbacks.Callback):
         if self._step % self.loss_every_steps == 0:
             self._write_step_loss(self._step)
 
+    def on_test_begin(self, logs: dict | None = None) -> None:
+        self._read_loss()  # the epoch's last training steps, before validation reuses the metric
+        self._validating = True
+
     def _read_loss(self) -> None:
         """Add the loss metric's totals since the last read to the open window."""
-        if self._loss is None:
+        if self._loss is None or self._validating:
             return
         sync_variables(self.model)
         total, count = (float(ops.convert_to_numpy(v)) for v in (self._loss.total, self._loss.count))
