@@ -131,8 +131,9 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
 
     The checkpoint is taken at the timed epoch's end only, and its write (in the background, as in a run)
     is timed on its own after it: a run writes one per epoch of ~1,750 steps (tatoeba_small on
-    eng-fra.tsv), where the write overlaps the next epoch's first ~2 %; one inside this 46-step epoch
-    would weigh it ~40x (docs/performance.md, "The checkpoint write and the real path's epoch").
+    eng-fra.tsv), where the write overlaps the next epoch's first steps (~0.1 % of its time); one inside
+    this 46-step epoch would weigh it ~40x (docs/performance.md, "The checkpoint write and the real path's
+    epoch").
     """
     cfg = _preset()
     model_cfg = ModelConfig(**{**OmegaConf.to_container(cfg.model, resolve=True), **dict(size.model)})
