@@ -11,6 +11,7 @@ from tests.conftest import TINY, tx_train
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, load_checkpoint
 from tx_keras.training.callbacks.cooldown_clock import CooldownClock
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
+from tx_keras.training.callbacks.update_count import UpdateCount
 from tx_keras.training.learning_rate import ConstantSchedule, Cooldown, NoamSchedule, build_schedule
 
 
@@ -50,30 +51,34 @@ def _fit(cooldown: Cooldown, clock: CooldownClock, epochs: int) -> list[float]:
     model.compile(keras.optimizers.SGD(cooldown), "mse")
     recorder = _Recorder(cooldown)
     x = np.ones((8, 2), "float32")
-    model.fit(x, x[:, :1], batch_size=1, epochs=epochs, callbacks=[clock, recorder], verbose=0)
+    model.fit(x, x[:, :1], batch_size=1, epochs=epochs, callbacks=[clock.count, clock, recorder], verbose=0)
     return recorder.factors
 
 
 def test_without_a_budget_the_clock_counts_planned_steps():
     cooldown = Cooldown(ConstantSchedule(1e-3), fraction=0.5)
-    factors = _fit(cooldown, CooldownClock(cooldown, None, epochs=2, steps_per_epoch=8), epochs=2)
+    factors = _fit(
+        cooldown, CooldownClock(cooldown, None, UpdateCount(), epochs=2, steps_per_epoch=8), epochs=2
+    )
     # before step i (0-based) progress is i/16: full rate through step 8, then (16 - i) / 8
     assert factors == pytest.approx([1.0] * 9 + [(16 - i) / 8 for i in range(9, 16)])
 
 
 def test_a_step_budget_before_the_epochs_ends_the_decay_at_its_step():
     cooldown = Cooldown(ConstantSchedule(1e-3), fraction=0.5)
-    clock = CooldownClock(cooldown, None, epochs=2, steps_per_epoch=8, max_steps=8)
+    clock = CooldownClock(cooldown, None, UpdateCount(), epochs=2, steps_per_epoch=8, max_steps=8)
     # planned over the budget's 8 steps, not the epochs' 16: full rate through step 4, then (8 - i) / 4
     assert _fit(cooldown, clock, epochs=1) == pytest.approx([1.0] * 5 + [(8 - i) / 4 for i in range(5, 8)])
-    later = CooldownClock(cooldown, None, epochs=2, steps_per_epoch=8, max_steps=100)
+    later = CooldownClock(cooldown, None, UpdateCount(), epochs=2, steps_per_epoch=8, max_steps=100)
     assert later.planned_steps == 16  # the epochs end first
 
 
 def test_with_a_budget_the_clock_follows_the_minutes_spent():
     cooldown = Cooldown(ConstantSchedule(1e-3), fraction=0.5)
     budget = TimeBudget(minutes=1.0, spent_minutes=0.75)  # a resumed run, three quarters through
-    factors = _fit(cooldown, CooldownClock(cooldown, budget, epochs=1, steps_per_epoch=1000), epochs=1)
+    factors = _fit(
+        cooldown, CooldownClock(cooldown, budget, UpdateCount(), epochs=1, steps_per_epoch=1000), epochs=1
+    )
     assert all(0.4 < factor <= 0.5 for factor in factors)
     assert factors == sorted(factors, reverse=True)
 
@@ -81,7 +86,9 @@ def test_with_a_budget_the_clock_follows_the_minutes_spent():
 def test_with_a_budget_the_planned_steps_still_end_the_decay_when_they_come_first():
     cooldown = Cooldown(ConstantSchedule(1e-3), fraction=0.5)
     budget = TimeBudget(minutes=60.0)  # a fast host: the epochs end long before the budget
-    factors = _fit(cooldown, CooldownClock(cooldown, budget, epochs=2, steps_per_epoch=8), epochs=2)
+    factors = _fit(
+        cooldown, CooldownClock(cooldown, budget, UpdateCount(), epochs=2, steps_per_epoch=8), epochs=2
+    )
     assert factors == pytest.approx([1.0] * 9 + [(16 - i) / 8 for i in range(9, 16)])
 
 

@@ -62,8 +62,10 @@ def _train_one_epoch(model, task, epoch: int, planned_steps: int | None, batches
     `planned_steps` (the factor falls over their second half; None: no clock, the factor stays)."""
     from tx_keras.data import make_dataset
     from tx_keras.training.callbacks.cooldown_clock import CooldownClock
+    from tx_keras.training.callbacks.update_count import UpdateCount
 
-    clocks = [CooldownClock(model.schedule, None, 1, planned_steps)] if planned_steps else []
+    count = UpdateCount()
+    clocks = [count, CooldownClock(model.schedule, None, count, 1, planned_steps)] if planned_steps else []
     dataset = make_dataset(*task.splits["train"], 32, shuffle=False).take(batches)
     model.fit(dataset, initial_epoch=epoch, epochs=epoch + 1, callbacks=clocks, verbose=0)
 

@@ -154,7 +154,9 @@ def assemble_callbacks(
         run.callbacks.append(run.step_budget)
     if isinstance(schedule, Cooldown):
         run.callbacks.append(
-            CooldownClock(schedule, run.budget, cfg.trainer.epochs, batches.steps, cfg.trainer.max_steps)
+            CooldownClock(
+                schedule, run.budget, count, cfg.trainer.epochs, batches.steps, cfg.trainer.max_steps
+            )
         )
     if cfg.logging.get("head_importance") and tensorflow_installed():  # after training, before evaluation
         from tx_keras.training.callbacks.head_importance import ROWS, HeadImportanceAtEnd
