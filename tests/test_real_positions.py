@@ -8,10 +8,11 @@ import pytest
 from keras import ops
 
 import tx_keras.models.encoder as encoder_module
+import tx_keras.models.real_positions as real_positions
 import tx_keras.models.transformer as transformer_module
 from tests.float_tolerance import FLOAT32
 from tx_keras.models import ModelConfig, Transformer
-from tx_keras.models.real_positions import can_gather, gathered_logits
+from tx_keras.models.real_positions import can_gather, flat_index, gathered_logits
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
 from tx_keras.training.token_mean_loss import TokenMeanLoss
@@ -58,8 +59,22 @@ def _gathers(monkeypatch, module=transformer_module, name="at_real_positions") -
     return seen
 
 
+def test_the_gathered_rows_are_the_real_ones_then_padding_up_to_a_row_class(monkeypatch):
+    """Real positions in order, then the first padding positions, as many as round the count up to a
+    multiple of ROW_CLASS, and never more rows than the batch has."""
+    real = np.array([[1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 0]], bool)  # 6 real of 12
+    monkeypatch.setattr(real_positions, "ROW_CLASS", 4)
+    assert ops.convert_to_numpy(flat_index(real)).tolist() == [0, 1, 4, 8, 9, 10, 2, 3]
+    monkeypatch.setattr(real_positions, "ROW_CLASS", 1)
+    assert ops.convert_to_numpy(flat_index(real)).tolist() == [0, 1, 4, 8, 9, 10]
+    monkeypatch.setattr(real_positions, "ROW_CLASS", 64)
+    assert ops.convert_to_numpy(flat_index(real)).tolist() == [0, 1, 4, 8, 9, 10, 2, 3, 5, 6, 7, 11]
+
+
+@pytest.mark.parametrize("row_class", [1, 8])  # exact counts; 8: padding rows fill each gather up
 @pytest.mark.parametrize(("tie", "norm"), [(False, "post"), (True, "pre")])
-def test_training_on_gathered_rows_matches_full_logits_step_for_step(monkeypatch, tie, norm):
+def test_training_on_gathered_rows_matches_full_logits_step_for_step(monkeypatch, tie, norm, row_class):
+    monkeypatch.setattr(real_positions, "ROW_CLASS", row_class)
     inputs, labels = _batch()
     full = _model(tie, norm)
     full.objective_ignores_padding = False  # as if the objective counted padding: full logits
@@ -82,7 +97,8 @@ def test_training_on_gathered_rows_matches_full_logits_step_for_step(monkeypatch
         np.testing.assert_allclose(ops.convert_to_numpy(got), ops.convert_to_numpy(want), **FLOAT32)
 
 
-def test_only_a_training_step_returns_gathered_rows():
+def test_only_a_training_step_returns_gathered_rows(monkeypatch):
+    monkeypatch.setattr(real_positions, "ROW_CLASS", 1)
     inputs, _ = _batch()
     model = _model()
     real = int(np.count_nonzero(inputs[1]))
@@ -95,6 +111,20 @@ def test_only_a_training_step_returns_gathered_rows():
         assert model(inputs, training=True).shape == (real, VOCAB)
     full = ops.convert_to_numpy(model(inputs, training=True)).reshape(-1, VOCAB)
     np.testing.assert_allclose(ops.convert_to_numpy(gathered), full[inputs[1].reshape(-1) != 0], **FLOAT32)
+
+
+def test_gathered_logits_padded_to_a_row_class_hold_the_first_padding_positions(monkeypatch):
+    monkeypatch.setattr(real_positions, "ROW_CLASS", 8)
+    inputs, _ = _batch()
+    model = _model()
+    full = ops.convert_to_numpy(model(inputs, training=True)).reshape(-1, VOCAB)
+    with gathered_logits(True):
+        gathered = ops.convert_to_numpy(model(inputs, training=True))
+    real = inputs[1].reshape(-1) != 0
+    rows = -(-int(real.sum()) // 8) * 8
+    assert gathered.shape == (rows, VOCAB) and rows > real.sum()
+    want = np.concatenate([full[real], full[~real][: rows - int(real.sum())]])
+    np.testing.assert_allclose(gathered, want, **FLOAT32)
 
 
 def test_a_loss_that_counts_padding_keeps_full_logits(monkeypatch):

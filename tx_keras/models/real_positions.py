@@ -14,8 +14,13 @@ same accuracy, up to the summation order.
 The FFN sublayers (with their Add + Norm) work position by position and are the largest share of the
 encoder's and decoder's work (2 x d_model x dff multiply-adds a position against attention's 4 x d_model^2
 for its projections): in such a step each runs on the gathered real rows and scatters its result back,
-leaving the padding rows as they came in. Nothing reads a padding row's state: attention masks padding
-positions as keys, and the logits leave them out.
+leaving the other padding rows as they came in. Nothing reads a padding row's state: attention masks
+padding positions as keys, and the logits leave them out.
+
+Each gather takes a few padding positions too, so that its row count is a multiple of `ROW_CLASS`: a
+row count seen before reuses oneDNN's kernels for its shapes, where a new one builds them (below). Those
+rows change nothing either: a padding position's label is 0, which the loss and metrics skip, and its
+gradient is zero.
 
 That equality needs a loss and metrics that score labels != 0 only, as tx_keras's do: each says so with
 a class attribute `ignores_padding = True`. A model compiled with anything else (Keras'
@@ -74,13 +79,26 @@ def can_gather(model: keras.Model, sample_weight) -> bool:
     )
 
 
+# Gathered row counts are rounded up to a multiple of this (padding positions fill the rest). oneDNN, on
+# by default on AVX-512 and AMX CPUs, builds a kernel for every new matmul shape (~1.4 ms each, on one
+# thread, measured on an AMX Xeon): with exact counts nearly every step brought new ones, and building
+# them took ~12 % of an epoch. 64 rows bound the counts a run sees to batch_tokens / 64 classes.
+ROW_CLASS = 64
+
+
 def flat_index(real):
-    """Flat indices (N,) of the True positions of a (B, T) mask."""
-    return ops.nonzero(ops.reshape(real, (-1,)))[0]
+    """Flat indices (N',) of the True positions of a (B, T) mask, followed by as many False positions
+    as round their count up to a multiple of `ROW_CLASS` (all positions if there are fewer)."""
+    flat = ops.reshape(real, (-1,))
+    kept = ops.nonzero(flat)[0]
+    rows = ops.minimum(-(-ops.shape(kept)[0] // ROW_CLASS) * ROW_CLASS, ops.shape(flat)[0])
+    padding = ops.nonzero(ops.logical_not(flat))[0]
+    return ops.concatenate([kept, padding], axis=0)[:rows]
 
 
 def at_real_positions(values, decoder_input):
-    """Rows of `values` (B, T, ...) at the decoder input's real positions: (N, ...)."""
+    """Rows of `values` (B, T, ...) at the decoder input's real positions (padded up to a row class,
+    `flat_index`): (N', ...)."""
     flat = ops.reshape(values, (-1, *ops.shape(values)[2:]))
     return ops.take(flat, flat_index(ops.not_equal(decoder_input, 0)), axis=0)
 
