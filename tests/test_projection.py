@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import tx_keras.layers.projection as projection
 from tests.float_tolerance import FLOAT32
 from tests.jax_subprocess import json_from_jax
-from tx_keras.layers.projection import dense_on_rows, project_rows
+from tx_keras.layers.projection import bias_in_the_product, dense_on_rows, project_rows
 
 RNG = np.random.default_rng(0)
 
@@ -107,6 +108,31 @@ def test_the_bfloat16_bias_gradient_is_summed_in_float32():
     expected = _gradients(_derived, *(tf.cast(t, "float32") for t in (x, kernel, bias)), upstream)
     for a, b in zip(got, expected, strict=True):
         np.testing.assert_allclose(a, b, rtol=2e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("bias_row", [False, True])
+def test_either_product_equals_the_derived_one_with_its_gradients(monkeypatch, bias_row):
+    """The bias as a row of the kernel (AMX CPUs under bf16) or added after the product (elsewhere):
+    checked in float32 on every machine, whichever this one picks."""
+    monkeypatch.setattr(projection, "bias_in_the_product", lambda dtype: bias_row)
+    x = RNG.normal(size=(2, 5, 6)).astype("float32")
+    kernel = RNG.normal(size=(6, 7)).astype("float32")
+    bias = RNG.normal(size=(7,)).astype("float32")
+    upstream = RNG.normal(size=(10, 7)).astype("float32")
+    np.testing.assert_allclose(
+        np.asarray(project_rows(x, kernel, bias)), _derived(x, kernel, bias), **FLOAT32
+    )
+    expected = _gradients(_derived, x, kernel, bias, upstream)
+    for a, b in zip(_gradients(project_rows, x, kernel, bias, upstream), expected, strict=True):
+        np.testing.assert_allclose(a, b, **FLOAT32)
+
+
+def test_the_bias_goes_into_the_product_for_bfloat16_on_amx_only(monkeypatch):
+    monkeypatch.setattr(projection, "cpu_flags", lambda: frozenset({"avx512f", "avx512_bf16", "amx_bf16"}))
+    assert bias_in_the_product("bfloat16") and bias_in_the_product(tf.bfloat16)
+    assert not bias_in_the_product("float32")
+    monkeypatch.setattr(projection, "cpu_flags", lambda: frozenset({"avx512f", "avx512_bf16"}))
+    assert not bias_in_the_product("bfloat16")
 
 
 def test_a_training_step_in_a_traced_function_moves_the_dense_weights():

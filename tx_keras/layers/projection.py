@@ -5,6 +5,23 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from tx_keras.runtime.cpu_flags import cpu_flags
+
+# Columns the bias takes in `_matmul_with_bias_row`'s product: a one and zeros, so that the inner
+# dimension stays a multiple of 32, the depth of an AMX tile of bf16 values.
+BIAS_COLUMNS = 32
+
+
+def _gradients(rows, kernel, upstream) -> tuple:
+    """The rows', kernel's and bias' gradients of `rows @ kernel + bias`, each as one matmul (the bias'
+    sum as a row of ones times `upstream`: see `_matmul_plus_bias`)."""
+    ones = ops.ones((1, ops.shape(upstream)[0]), upstream.dtype)
+    return (
+        ops.matmul(upstream, ops.transpose(kernel)),
+        ops.matmul(ops.transpose(rows), upstream),
+        ops.matmul(ones, upstream)[0],
+    )
+
 
 @ops.custom_gradient
 def _matmul_plus_bias(rows, kernel, bias):
@@ -19,15 +36,43 @@ def _matmul_plus_bias(rows, kernel, bias):
     """
 
     def backward(*args, upstream=None):
-        upstream = args[0] if upstream is None else upstream
-        ones = ops.ones((1, ops.shape(upstream)[0]), upstream.dtype)
-        return (
-            ops.matmul(upstream, ops.transpose(kernel)),
-            ops.matmul(ops.transpose(rows), upstream),
-            ops.matmul(ones, upstream)[0],
-        )
+        return _gradients(rows, kernel, args[0] if upstream is None else upstream)
 
     return ops.add(ops.matmul(rows, kernel), bias), backward
+
+
+@ops.custom_gradient
+def _matmul_with_bias_row(rows, kernel, bias):
+    """`rows @ kernel + bias` as one plain matmul of `[rows | 1 0 .. 0]` by `[kernel; bias; 0 .. 0]`.
+
+    On a CPU with AMX, TensorFlow's oneDNN runs a MatMul fused with the bias add after it as an inner
+    product that leaves AMX unused: bf16 at ~320 GFLOP/s on the 2-core AMX Xeon, where a plain MatMul
+    runs on AMX at ~740 (docs/performance.md, "Kernels built per shape, and AMX for the projections").
+    The bias as one more row of the kernel keeps the MatMul plain, for 32 / d_in more work; the
+    gradients are `_matmul_plus_bias`' own.
+    """
+
+    def backward(*args, upstream=None):
+        return _gradients(rows, kernel, args[0] if upstream is None else upstream)
+
+    count = ops.shape(rows)[0]
+    ones = ops.pad(ops.ones((count, 1), rows.dtype), [[0, 0], [0, BIAS_COLUMNS - 1]])
+    zeros = ops.zeros((BIAS_COLUMNS - 1, ops.shape(kernel)[1]), kernel.dtype)
+    product = ops.matmul(
+        ops.concatenate([rows, ones], axis=1), ops.concatenate([kernel, bias[None, :], zeros], axis=0)
+    )
+    return product, backward
+
+
+def bias_in_the_product(dtype) -> bool:
+    """Whether `project_rows` multiplies the bias in (`_matmul_with_bias_row`): bf16 on TensorFlow on a
+    CPU with AMX, where that is faster. Elsewhere oneDNN's fused MatMul + bias is as fast or faster
+    (measured on the AVX-512 EPYCs without AMX) and XLA fuses on its own."""
+    return (
+        keras.backend.standardize_dtype(dtype) == "bfloat16"
+        and keras.backend.backend() == "tensorflow"
+        and "amx_bf16" in cpu_flags()
+    )
 
 
 def project_rows(inputs, kernel, bias=None):
@@ -43,7 +88,8 @@ def project_rows(inputs, kernel, bias=None):
         return ops.matmul(rows, kernel)
     # Read as tensors here: a custom gradient that reads a variable itself must return that variable's
     # gradient separately (`ops.convert_to_tensor` returns a Keras variable unchanged; a cast reads it).
-    return _matmul_plus_bias(rows, ops.cast(kernel, kernel.dtype), ops.cast(bias, bias.dtype))
+    product = _matmul_with_bias_row if bias_in_the_product(rows.dtype) else _matmul_plus_bias
+    return product(rows, ops.cast(kernel, kernel.dtype), ops.cast(bias, bias.dtype))
 
 
 def dense_on_rows(dense: keras.layers.Dense, inputs):

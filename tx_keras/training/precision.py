@@ -4,20 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import keras
 
 from tx_keras.runtime.accelerators import gpu_names
+from tx_keras.runtime.cpu_flags import cpu_flags
 
 
 def cpu_has_bfloat16() -> bool:
     """AVX-512 BF16 or AMX: the CPU multiplies bfloat16 natively, so mixed_bfloat16 is faster, not slower."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+    return bool({"avx512_bf16", "amx_bf16"} & cpu_flags())
 
 
 def has_gpu() -> bool:
