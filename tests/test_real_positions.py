@@ -61,20 +61,20 @@ def _gathers(monkeypatch, module=transformer_module, name="at_real_positions") -
 
 def test_the_gathered_rows_are_the_real_ones_then_padding_up_to_a_row_class(monkeypatch):
     """Real positions in order, then the first padding positions, as many as round the count up to a
-    multiple of ROW_CLASS, and never more rows than the batch has."""
+    multiple of the row class, and never more rows than the batch has."""
     real = np.array([[1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 0]], bool)  # 6 real of 12
-    monkeypatch.setattr(real_positions, "ROW_CLASS", 4)
+    monkeypatch.setattr(real_positions, "row_class", lambda: 4)
     assert ops.convert_to_numpy(flat_index(real)).tolist() == [0, 1, 4, 8, 9, 10, 2, 3]
-    monkeypatch.setattr(real_positions, "ROW_CLASS", 1)
+    monkeypatch.setattr(real_positions, "row_class", lambda: 1)
     assert ops.convert_to_numpy(flat_index(real)).tolist() == [0, 1, 4, 8, 9, 10]
-    monkeypatch.setattr(real_positions, "ROW_CLASS", 64)
+    monkeypatch.setattr(real_positions, "row_class", lambda: 64)
     assert ops.convert_to_numpy(flat_index(real)).tolist() == [0, 1, 4, 8, 9, 10, 2, 3, 5, 6, 7, 11]
 
 
 @pytest.mark.parametrize("row_class", [1, 8])  # exact counts; 8: padding rows fill each gather up
 @pytest.mark.parametrize(("tie", "norm"), [(False, "post"), (True, "pre")])
 def test_training_on_gathered_rows_matches_full_logits_step_for_step(monkeypatch, tie, norm, row_class):
-    monkeypatch.setattr(real_positions, "ROW_CLASS", row_class)
+    monkeypatch.setattr(real_positions, "row_class", lambda: row_class)
     inputs, labels = _batch()
     full = _model(tie, norm)
     full.objective_ignores_padding = False  # as if the objective counted padding: full logits
@@ -97,8 +97,14 @@ def test_training_on_gathered_rows_matches_full_logits_step_for_step(monkeypatch
         np.testing.assert_allclose(ops.convert_to_numpy(got), ops.convert_to_numpy(want), **FLOAT32)
 
 
+@pytest.mark.parametrize(("onednn", "multiple"), [(True, 64), (None, 64), (False, 1)])
+def test_rows_are_rounded_where_onednn_builds_a_kernel_per_shape(monkeypatch, onednn, multiple):
+    monkeypatch.setattr(real_positions, "onednn_enabled", lambda: onednn)
+    assert real_positions.row_class() == multiple
+
+
 def test_only_a_training_step_returns_gathered_rows(monkeypatch):
-    monkeypatch.setattr(real_positions, "ROW_CLASS", 1)
+    monkeypatch.setattr(real_positions, "row_class", lambda: 1)
     inputs, _ = _batch()
     model = _model()
     real = int(np.count_nonzero(inputs[1]))
@@ -114,7 +120,7 @@ def test_only_a_training_step_returns_gathered_rows(monkeypatch):
 
 
 def test_gathered_logits_padded_to_a_row_class_hold_the_first_padding_positions(monkeypatch):
-    monkeypatch.setattr(real_positions, "ROW_CLASS", 8)
+    monkeypatch.setattr(real_positions, "row_class", lambda: 8)
     inputs, _ = _batch()
     model = _model()
     full = ops.convert_to_numpy(model(inputs, training=True)).reshape(-1, VOCAB)

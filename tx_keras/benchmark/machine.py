@@ -10,24 +10,13 @@ from pathlib import Path
 
 from tx_keras.runtime.accelerators import gpu_names
 from tx_keras.runtime.keras_backend import running_backend
+from tx_keras.runtime.onednn import onednn_enabled
 
 # The CPU flags that change which kernels run and how fast: vector width, bf16 and int8 dot products.
 INSTRUCTIONS = {"avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "avx_vnni", "amx_bf16", "amx_tile"}
 
 # How a report prints `onednn_enabled()`.
 ONEDNN_STATES = {True: "on", False: "off", None: "unknown"}
-
-
-def onednn_enabled() -> bool | None:
-    """Whether TensorFlow runs its oneDNN kernels, which change every model's speed (on the AVX2 EPYC they
-    made keras.layers.MultiHeadAttention 1.7x faster and ours 1.2-1.35x). TensorFlow turns them on by
-    default only on CPUs with AVX-512 VNNI/BF16, AVX-VNNI or AMX, else off; `TF_ENABLE_ONEDNN_OPTS`
-    overrides. None when this TensorFlow cannot say."""
-    try:
-        from tensorflow.python.util import _pywrap_util_port
-    except ImportError:
-        return None
-    return bool(_pywrap_util_port.IsMklEnabled())
 
 
 def machine() -> dict:

@@ -66,8 +66,8 @@ def _matmul_with_bias_row(rows, kernel, bias):
 
 def bias_in_the_product(dtype) -> bool:
     """Whether `project_rows` multiplies the bias in (`_matmul_with_bias_row`): bf16 on TensorFlow on a
-    CPU with AMX, where that is faster. Elsewhere oneDNN's fused MatMul + bias is as fast or faster
-    (measured on the AVX-512 EPYCs without AMX) and XLA fuses on its own."""
+    CPU with AMX, where it was measured faster. In float32 there both forms take the same time; CPUs
+    without AMX keep the fused form they were measured with (this one was not); XLA fuses on its own."""
     return (
         keras.backend.standardize_dtype(dtype) == "bfloat16"
         and keras.backend.backend() == "tensorflow"

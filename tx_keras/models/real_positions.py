@@ -17,8 +17,9 @@ for its projections): in such a step each runs on the gathered real rows and sca
 leaving the other padding rows as they came in. Nothing reads a padding row's state: attention masks
 padding positions as keys, and the logits leave them out.
 
-Each gather takes a few padding positions too, so that its row count is a multiple of `ROW_CLASS`: a
-row count seen before reuses oneDNN's kernels for its shapes, where a new one builds them (below). Those
+Under oneDNN each gather takes a few padding positions too, so that its row count is a multiple of
+`ROW_CLASS`: a row count seen before reuses oneDNN's kernels for its shapes, where a new one builds them
+(below). Those
 rows change nothing either: a padding position's label is 0, which the loss and metrics skip, and its
 gradient is zero.
 
@@ -40,6 +41,8 @@ from collections.abc import Iterator
 
 import keras
 from keras import ops
+
+from tx_keras.runtime.onednn import onednn_enabled
 
 _step = threading.local()  # `active`: inside a training step that may leave padding positions out
 
@@ -79,19 +82,28 @@ def can_gather(model: keras.Model, sample_weight) -> bool:
     )
 
 
-# Gathered row counts are rounded up to a multiple of this (padding positions fill the rest). oneDNN, on
-# by default on AVX-512 and AMX CPUs, builds a kernel for every new matmul shape (~1.4 ms each, on one
-# thread, measured on an AMX Xeon): with exact counts nearly every step brought new ones, and building
-# them took ~12 % of an epoch. 64 rows bound the counts a run sees to batch_tokens / 64 classes.
+# Where TensorFlow runs oneDNN's kernels, gathered row counts are rounded up to a multiple of this
+# (padding positions fill the rest). oneDNN builds a kernel for every new matmul shape (~1.4 ms each,
+# on one thread, measured on an AMX Xeon): with exact counts nearly every step brought new ones, and
+# building them took ~13 % of an epoch. 64 rows bound the counts a run sees to batch_tokens / 64.
+# TensorFlow's Eigen kernels build nothing per shape: there the padding rows only cost (~5 %).
 ROW_CLASS = 64
+
+
+def row_class() -> int:
+    """The multiple gathered row counts are rounded up to: `ROW_CLASS` under oneDNN, else 1."""
+    return ROW_CLASS if onednn_enabled() is not False else 1
 
 
 def flat_index(real):
     """Flat indices (N',) of the True positions of a (B, T) mask, followed by as many False positions
-    as round their count up to a multiple of `ROW_CLASS` (all positions if there are fewer)."""
+    as round their count up to a multiple of `row_class()` (all positions if there are fewer)."""
     flat = ops.reshape(real, (-1,))
     kept = ops.nonzero(flat)[0]
-    rows = ops.minimum(-(-ops.shape(kept)[0] // ROW_CLASS) * ROW_CLASS, ops.shape(flat)[0])
+    multiple = row_class()
+    if multiple == 1:
+        return kept
+    rows = ops.minimum(-(-ops.shape(kept)[0] // multiple) * multiple, ops.shape(flat)[0])
     padding = ops.nonzero(ops.logical_not(flat))[0]
     return ops.concatenate([kept, padding], axis=0)[:rows]
 
