@@ -19,9 +19,8 @@ padding positions as keys, and the logits leave them out.
 
 Under oneDNN each gather takes a few padding positions too, so that its row count is a multiple of
 `ROW_CLASS`: a row count seen before reuses oneDNN's kernels for its shapes, where a new one builds them
-(below). Those
-rows change nothing either: a padding position's label is 0, which the loss and metrics skip, and its
-gradient is zero.
+(below). Those rows change nothing either: a padding position's label is 0, which the loss and metrics
+skip, and its gradient is zero.
 
 That equality needs a loss and metrics that score labels != 0 only, as tx_keras's do: each says so with
 a class attribute `ignores_padding = True`. A model compiled with anything else (Keras'
