@@ -15,6 +15,7 @@ from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.layers import MultiHeadAttention
 from tx_keras.models import ModelConfig, Transformer
+from tx_keras.runtime import cpu_flags
 from tx_keras.training import precision
 from tx_keras.training.masked_loss import MaskedCrossEntropy
 from tx_keras.training.precision import precision_policy, resolve_precision
@@ -132,7 +133,8 @@ def test_auto_precision_follows_the_cpuinfo_flags(monkeypatch, tmp_path, flags, 
     """Both kinds of machine, whichever this one is: a cpuinfo with and without the bf16 flag."""
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text(f"processor\t: 0\nflags\t\t: fpu sse2 {flags}\n")
-    monkeypatch.setattr(precision, "Path", lambda path: cpuinfo if path == "/proc/cpuinfo" else Path(path))
+    monkeypatch.setattr(cpu_flags, "Path", lambda path: cpuinfo if path == "/proc/cpuinfo" else Path(path))
+    monkeypatch.setattr(precision, "cpu_flags", cpu_flags.cpu_flags.__wrapped__)  # this file, not the cache
     assert resolve_precision("auto") == expected
 
 
