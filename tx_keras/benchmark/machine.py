@@ -9,6 +9,7 @@ import platform
 from pathlib import Path
 
 from tx_keras.runtime.accelerators import gpu_names
+from tx_keras.runtime.cpu_flags import cpu_flags
 from tx_keras.runtime.keras_backend import running_backend
 from tx_keras.runtime.onednn import onednn_enabled
 
@@ -33,12 +34,11 @@ def machine() -> dict:
     name = fields.get("model name") or platform.processor()
     if "cpu family" in fields:  # "AMD EPYC" alone names several kinds
         name += f" (family {fields['cpu family']} model {fields.get('model', '?')})"
-    flags = set(fields.get("flags", "").split())
     backend = running_backend()
     return {
         "cpu": name,
         "cores": os.cpu_count(),
-        "instructions": sorted(flags & INSTRUCTIONS),
+        "instructions": sorted(cpu_flags() & INSTRUCTIONS),
         "backend": backend,
         "gpus": gpu_names(),
         "onednn": onednn_enabled() if backend == "tensorflow" else None,
