@@ -10,6 +10,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -23,13 +24,14 @@ from tx_keras.benchmark.parity import ParityError, check_parity
 from tx_keras.benchmark.real_path import QUICK_REAL_PATH, epoch_tokens, generated_corpus
 from tx_keras.benchmark.report import NAMES, decoding_interval, render
 from tx_keras.benchmark.size import BenchSize
-from tx_keras.benchmark.throughput import padding_share, real_tokens
+from tx_keras.benchmark.throughput import padding_share, real_tokens, synthetic_batch
 from tx_keras.benchmark.timing import Timing
-from tx_keras.benchmark.training_blocks import left_out_peers
+from tx_keras.benchmark.training_blocks import builders, compiled_models, left_out_peers
 from tx_keras.cli.bench import QUICK_SIZE, main
 from tx_keras.data import Vocabulary, make_dataset
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
+from tx_keras.models.real_positions import can_gather
 
 
 def test_flops_count_the_matmuls_of_the_default_size():
@@ -74,6 +76,35 @@ def test_peers_hold_exactly_our_parameters(peer):
     assert getattr(peers, peer)(size).count_params() == peers.ours(size).count_params()
 
 
+def test_ours_at_every_position_does_the_peers_work_for_the_same_loss():
+    """--every-position's row: the same model and objective, its step computing every position (full
+    logits) where ours gathers the real ones; the first step's loss and update equal ours'."""
+    size = dataclasses.replace(QUICK_SIZE, vocab=37)
+    (source, target), labels = synthetic_batch(size)
+    built = builders(size, False, every_position=True)
+    models = {}
+    for name in ("ours", "ours_every_position"):
+        keras.utils.set_random_seed(0)  # the same initial weights
+        models[name] = compiled_models("float32", False, {name: built[name]})[name]
+    ours, every = models["ours"], models["ours_every_position"]
+    assert can_gather(ours, None) and not can_gather(every, None)
+    shapes = {model.name: set() for model in models.values()}
+    original = ours.compute_loss.__func__
+
+    def recording(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        shapes[self.name].add(tuple(y_pred.shape))  # traced: a gathered row count is None
+        return original(self, x, y, y_pred, sample_weight, training)
+
+    for model in models.values():
+        model.compute_loss = recording.__get__(model)
+    losses = [float(model.train_on_batch((source, target), labels)) for model in models.values()]
+    assert shapes[ours.name] == {(None, size.vocab)}
+    assert shapes[every.name] == {(size.batch, size.length, size.vocab)}
+    assert losses[0] == pytest.approx(losses[1], rel=1e-5)
+    for mine, theirs in zip(ours.trainable_variables, every.trainable_variables, strict=True):
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-6)
+
+
 def test_table_says_which_peer_it_left_out_and_why(quick_report, monkeypatch):
     table = render(quick_report).splitlines()
     if peers.keras_hub_installed():
@@ -87,8 +118,9 @@ def test_table_says_which_peer_it_left_out_and_why(quick_report, monkeypatch):
     # the docs' table says it too, in the run's note
     without = {**quick_report, "left_out": {"keras_hub": "not installed (pip install -e '.[bench]' adds it)"}}
     note = markdown([without]).split("\n1. ")[1].splitlines()[0]
-    assert note.endswith(
-        "; left out: KerasHub Transformer{En,De}coder, not installed (pip install -e '.[bench]' adds it)."
+    assert (
+        "; left out: KerasHub Transformer{En,De}coder, not installed (pip install -e '.[bench]' adds it)"
+        in note
     )
     assert "left out" not in markdown([{**quick_report, "left_out": {}}])
     monkeypatch.setattr(peers, "keras_hub_installed", lambda: False)  # both ways on any machine
@@ -176,6 +208,7 @@ def _quick_report(_folder) -> dict:
             "--json",
             "--precisions=float32,mixed_bfloat16",
             "--onednn=off",
+            "--every-position",
         ],
         capture_output=True,
         text=True,
@@ -195,7 +228,12 @@ def test_quick_bench_blocks_run_every_model_at_the_blocks_settings(quick_report)
     assert {block["matmul_dtype"] for block in blocks} == {"float32", "bfloat16"}
     for block in blocks:
         rows = block["rows"]
-        assert {"ours", "keras_mha"} <= set(rows)
+        assert {"ours", "ours_every_position", "keras_mha"} <= set(rows)
+        peers_raced = {name for name in rows if not name.startswith("ours")}
+        # ours against every other row; ours at every position against each peer
+        assert set(block["ratios"]) == {f"ours/{name}" for name in set(rows) - {"ours"}} | {
+            f"ours_every_position/{peer}" for peer in peers_raced
+        }
         # read from each built model, not copied from the request: a peer left at float32 would show
         assert {row["precision"] for row in rows.values()} == {block["precision"]}
         assert {row["jit_compile"] for row in rows.values()} == {block["jit_compile"]}
@@ -231,14 +269,12 @@ def test_quick_bench_blocks_run_every_model_at_the_blocks_settings(quick_report)
             assert row["cpu_step_s"] > 0
             assert row["matmul_share"] == pytest.approx(block["matmul_only_s"] / row["step_s"])
         for name, ratio in block["ratios"].items():
-            peer = name.split("/")[1]
+            mine, peer = name.split("/")
             # each ratio is the ratio of its rows (geometric means of the windows), inside its interval
             assert ratio["wall"]["ratio"] == pytest.approx(
-                rows["ours"]["tokens_per_s"] / rows[peer]["tokens_per_s"]
+                rows[mine]["tokens_per_s"] / rows[peer]["tokens_per_s"]
             )
-            assert ratio["cpu"]["ratio"] == pytest.approx(
-                rows[peer]["cpu_step_s"] / rows["ours"]["cpu_step_s"]
-            )
+            assert ratio["cpu"]["ratio"] == pytest.approx(rows[peer]["cpu_step_s"] / rows[mine]["cpu_step_s"])
             for measure in ("wall", "cpu"):
                 assert ratio[measure]["low"] <= ratio[measure]["ratio"] <= ratio[measure]["high"]
 
@@ -246,20 +282,25 @@ def test_quick_bench_blocks_run_every_model_at_the_blocks_settings(quick_report)
 def test_markdown_ratios_are_the_rows_ratios(quick_report):
     """The docs renderer's ratios are the JSON rows' ratios, and its intervals the JSON's."""
     table = markdown([quick_report])
+    note = next(line for line in table.splitlines() if line.startswith("1. "))
     for block in quick_report["blocks"]:
         rows = block["rows"]
         for name, ratio in block["ratios"].items():
-            peer = name.split("/")[1]
-            line = next(
-                line
-                for line in table.splitlines()
-                if f"| {block['precision']} |" in line and NAMES[peer] in line
-            )
+            mine, peer = name.split("/")
+            cells = []
             for measure in ("cpu", "wall"):
                 interval = ratio[measure]
-                assert row_ratios(rows, peer)[measure] == pytest.approx(interval["ratio"])
-                cell = f"| {interval['ratio']:.2f}x ({interval['low']:.2f}-{interval['high']:.2f}) |"
-                assert cell in line
+                assert row_ratios(rows, peer, mine)[measure] == pytest.approx(interval["ratio"])
+                cells.append(f"{interval['ratio']:.2f}x ({interval['low']:.2f}-{interval['high']:.2f})")
+            if mine == "ours":  # in the compared row's line
+                line = next(
+                    line
+                    for line in table.splitlines()
+                    if f"| {block['precision']} |" in line and f"| {NAMES[peer]} |" in line
+                )
+                assert all(f"| {cell} |" in line for cell in cells)
+            else:  # ours at every position against a peer: in the run's note, per precision
+                assert f"{NAMES[peer]} {cells[0]} / {cells[1]}" in note
 
 
 def test_table_names_the_onednn_state_and_each_blocks_matmul_share(quick_report):

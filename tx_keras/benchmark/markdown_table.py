@@ -24,20 +24,21 @@ class MixedMachines(ValueError):
     """Files from different CPUs: one table is one machine kind."""
 
 
-def row_ratios(rows: dict[str, dict], name: str) -> dict[str, float]:
-    """How many times faster ours ran than row `name`, by wall and CPU time, from the two rows alone."""
-    ours, theirs = rows["ours"], rows[name]
+def row_ratios(rows: dict[str, dict], name: str, mine: str = "ours") -> dict[str, float]:
+    """How many times faster row `mine` (ours) ran than row `name`, by wall and CPU time, from the two
+    rows alone."""
+    ours, theirs = rows[mine], rows[name]
     return {
         "wall": ours["tokens_per_s"] / theirs["tokens_per_s"],
         "cpu": theirs["cpu_step_s"] / ours["cpu_step_s"],
     }
 
 
-def _interval(rows: dict[str, dict], name: str, measure: str) -> str:
+def _interval(rows: dict[str, dict], name: str, measure: str, mine: str = "ours") -> str:
     key = {"wall": "window_step_s", "cpu": "window_cpu_step_s"}[measure]
-    if len(rows["ours"].get(key, [])) < 2:
+    if len(rows[mine].get(key, [])) < 2:
         return ""
-    interval = ratio_interval(rows["ours"][key], rows[name][key])
+    interval = ratio_interval(rows[mine][key], rows[name][key])
     return f" ({interval['low']:.2f}-{interval['high']:.2f})"
 
 
@@ -83,6 +84,25 @@ def _rows(run: int, results: dict, block: dict) -> list[str]:
     return lines
 
 
+def _equal_work(block: dict) -> str:
+    """Ours trained on every position (tx-bench --every-position) against each peer: the ratios at equal
+    work, which the table's rows (ours against each) do not show."""
+    rows = block["rows"]
+    if "ours_every_position" not in rows:
+        return ""
+    ratios = ", ".join(
+        f"{NAMES[peer]} "
+        + " / ".join(
+            f"{row_ratios(rows, peer, 'ours_every_position')[m]:.2f}x"
+            f"{_interval(rows, peer, m, 'ours_every_position')}"
+            for m in ("cpu", "wall")
+        )
+        for peer in rows
+        if not peer.startswith("ours")
+    )
+    return f"; {block['precision']}, ours at every position against {ratios} (CPU / wall)"
+
+
 def _run_note(run: int, results: dict) -> str:
     machine = results["machine"]
     peaks = "; ".join(
@@ -94,7 +114,8 @@ def _run_note(run: int, results: dict) -> str:
     left_out = "".join(
         f"; left out: {NAMES[name]}, {why}" for name, why in results.get("left_out", {}).items()
     )
-    return f"{run}. {machine['date']}, {_load(machine)}; matmul peaks {peaks}{left_out}."
+    equal_work = "".join(_equal_work(block) for block in results["blocks"])
+    return f"{run}. {machine['date']}, {_load(machine)}; matmul peaks {peaks}{left_out}{equal_work}."
 
 
 def markdown(runs: list[dict]) -> str:

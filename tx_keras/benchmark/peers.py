@@ -20,8 +20,24 @@ from tx_keras.layers.sinusoidal_positions import sinusoidal_positions
 from tx_keras.models import ModelConfig, Transformer
 
 
-def ours(size: BenchSize, fused_qkv: bool = False, max_target_length: int | None = None) -> Transformer:
-    """Our Transformer at `size` (`max_target_length` > length for decoding benchmarks)."""
+class EveryPosition(Transformer):
+    """Ours with the gather of real positions off: its training step computes the FFN sublayers, the
+    vocabulary projection and the loss at every position, padding included, as the peers do."""
+
+    def compile(self, *args, **kwargs):
+        super().compile(*args, **kwargs)
+        self.objective_ignores_padding = False  # what can_gather reads: no gathered step
+
+
+def ours(
+    size: BenchSize,
+    fused_qkv: bool = False,
+    max_target_length: int | None = None,
+    every_position: bool = False,
+) -> Transformer:
+    """Our Transformer at `size` (`max_target_length` > length for decoding benchmarks). With
+    `every_position` it trains on every position, padding included, as the peers do: beside ours, what
+    skipping padding is worth, and ours against the peers at equal work."""
     config = ModelConfig(
         num_encoder_layers=size.encoder_layers,
         num_decoder_layers=size.decoder_layers,
@@ -30,7 +46,7 @@ def ours(size: BenchSize, fused_qkv: bool = False, max_target_length: int | None
         dff=size.dff,
         fused_qkv=fused_qkv,
     )
-    model = Transformer(
+    model = (EveryPosition if every_position else Transformer)(
         config,
         source_vocab_size=size.vocab,
         target_vocab_size=size.vocab,

@@ -6,6 +6,7 @@ from tx_keras.benchmark.machine import ONEDNN_STATES
 
 NAMES = {
     "ours": "ours (tx_keras Transformer)",
+    "ours_every_position": "ours, every position (no gather)",
     "keras_mha": "keras.layers.MultiHeadAttention",
     "keras_hub": "KerasHub Transformer{En,De}coder",
 }

@@ -19,14 +19,15 @@ def run_benchmark(
     fused_qkv: bool = False,
     real_path: RealPathSize | None = None,
     saved_model: bool = True,
+    every_position: bool = False,
 ) -> dict:
     """Parity check, matched precision blocks, the real training path (when `real_path` is given),
-    decoding speed.
+    decoding speed. `every_position` adds ours trained on every position to the blocks (peers.py).
 
     Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %,
     DecodingFailed when the decoding process ends without its rates.
     """
-    results = training_blocks(size, timing, precisions, jit_compile, fused_qkv)
+    results = training_blocks(size, timing, precisions, jit_compile, fused_qkv, every_position)
     if real_path is not None:
         results["real_path"] = real_path_row(real_path)
     decoding = decoding_in_own_process(size, timing, fused_qkv, saved_model)

@@ -43,6 +43,17 @@ def padding_share(source, labels) -> float:
     return 1.0 - real_tokens(source, labels) / positions if positions else 0.0
 
 
+def compared_pairs(models) -> list[tuple[str, str]]:
+    """The (ours, other) row pairs a block's ratios compare: ours against every other model, and ours
+    computing every position (when raced) against each peer."""
+    if "ours" not in models:
+        return []
+    pairs = [("ours", other) for other in models if other != "ours"]
+    if "ours_every_position" in models:
+        pairs += [("ours_every_position", peer) for peer in models if not peer.startswith("ours")]
+    return pairs
+
+
 def interleaved_step_times(
     models: dict[str, keras.Model], inputs, labels, timing: Timing
 ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict]:
@@ -57,7 +68,7 @@ def interleaved_step_times(
     for model in models.values():
         for _ in range(timing.warmup):
             model.train_on_batch(inputs, labels)
-    pairs = [("ours", name) for name in models if name != "ours"] if "ours" in models else []
+    pairs = compared_pairs(models)
     return timed_windows(
         lambda window: window_step_times(models, inputs, labels, timing.steps, reverse=window % 2 == 1),
         pairs,

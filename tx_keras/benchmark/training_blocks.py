@@ -30,6 +30,7 @@ from tx_keras.benchmark.parity import check_parity
 from tx_keras.benchmark.ratio_interval import geometric_mean
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.throughput import (
+    compared_pairs,
     interleaved_step_times,
     padding_share,
     paired_ratio,
@@ -64,9 +65,15 @@ def resolve_jit(jit_compile: bool | str) -> bool:
     return bool(jit_compile)
 
 
-def builders(size: BenchSize, fused_qkv: bool) -> dict[str, Callable[[], keras.Model]]:
-    """Ours and the peers this machine has, by name."""
-    built = {"ours": lambda: peers.ours(size, fused_qkv), "keras_mha": lambda: peers.keras_mha(size)}
+def builders(
+    size: BenchSize, fused_qkv: bool, every_position: bool = False
+) -> dict[str, Callable[[], keras.Model]]:
+    """Ours and the peers this machine has, by name; with `every_position` also ours computing every
+    position (`ours_every_position`: no gather of the real rows, the peers' work)."""
+    built = {"ours": lambda: peers.ours(size, fused_qkv)}
+    if every_position:
+        built["ours_every_position"] = lambda: peers.ours(size, fused_qkv, every_position=True)
+    built["keras_mha"] = lambda: peers.keras_mha(size)
     if peers.keras_hub_installed():
         built["keras_hub"] = lambda: peers.keras_hub(size)
     return built
@@ -191,9 +198,8 @@ def precision_block(
         entry["mfu_positions_own_peak"] = utilisation(entry["flops_per_s"], ceiling)
         entry["matmul_share"] = matmuls / entry["step_s"]
     ratios = {
-        f"ours/{peer}": paired_ratio((times["ours"], cpu["ours"]), (times[peer], cpu[peer]))
-        for peer in built
-        if peer != "ours"
+        f"{mine}/{other}": paired_ratio((times[mine], cpu[mine]), (times[other], cpu[other]))
+        for mine, other in compared_pairs(built)
     }
     keras.backend.clear_session()
     return {
@@ -218,13 +224,14 @@ def training_blocks(
     precisions: list[str],
     jit_compile: bool | str = "auto",
     fused_qkv: bool = False,
+    every_position: bool = False,
 ) -> dict:
     """Parity check, then one matched block per precision; the start of a tx-bench result.
 
     Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %.
     """
     started_on = machine()  # the load and date when timing starts
-    models = builders(size, fused_qkv)
+    models = builders(size, fused_qkv, every_position)
     parameters = parameter_counts(models)
     check_parity(parameters)
     peak = PeakCeiling(timing.matmul_size)

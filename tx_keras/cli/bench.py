@@ -101,6 +101,13 @@ def _parser() -> argparse.ArgumentParser:
         help="TensorFlow's oneDNN CPU kernels for the whole run (TF_ENABLE_ONEDNN_OPTS; default: "
         "TensorFlow's choice for this CPU, printed in the header)",
     )
+    parser.add_argument(
+        "--every-position",
+        action="store_true",
+        help="also race ours training on every position, padding included, as the peers do (TensorFlow; "
+        "ours otherwise leaves padding rows out of its FFN sublayers, vocabulary projection and loss): "
+        "ours at equal work against each peer, and what skipping padding is worth",
+    )
     parser.add_argument("--no-real-path", action="store_true", help="skip the tatoeba_small fit row")
     parser.add_argument(
         "--no-saved-model", action="store_true", help="skip exporting and timing a SavedModel"
@@ -175,6 +182,8 @@ def main(argv: list[str] | None = None) -> None:
     for backend in backends:
         if why := missing_backend(backend):
             _fail(f"--backend {backend} {why}")
+    if args.every_position and backends != ["tensorflow"]:
+        _fail("--every-position runs on TensorFlow alone: on JAX ours computes every position already")
     if len(backends) > 1 and args.jit is not None:
         _fail("--jit sets one backend's XLA; the backend column runs TensorFlow with and without it")
     if args.onednn:  # read once, when TensorFlow starts
@@ -263,6 +272,7 @@ def _tensorflow_run(args, size, timing, precisions, jit, fused_qkv) -> None:
             fused_qkv,
             None if args.no_real_path else real_path,
             saved_model=not args.no_saved_model,
+            every_position=args.every_position,
         )
     except (ParityError, DecodingFailed) as error:
         _fail(str(error))
