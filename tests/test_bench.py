@@ -438,6 +438,18 @@ def test_a_decoding_worker_that_fails_is_one_line_error(monkeypatch):
         decoding_process.decoding_in_own_process(QUICK_SIZE, Timing(outputs=(4,)), False, False)
 
 
+@pytest.mark.parametrize("backend", ["jax", "tensorflow,jax"])
+def test_every_position_on_jax_is_one_line_error(backend, capsys):
+    """Ours on JAX computes every position already: the extra row would race ours against itself."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["--every-position", "--backend", backend])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.strip() == (
+        "tx-bench: error: --every-position runs on TensorFlow alone: on JAX ours computes every position "
+        "already"
+    )
+
+
 def test_bad_size_is_one_line_error():
     result = subprocess.run(
         [sys.executable, "-m", "tx_keras.cli.bench", "--d-model", "30", "--num-heads", "4"],

@@ -179,11 +179,11 @@ def main(argv: list[str] | None = None) -> None:
     backends = args.backend.split(",")
     if not set(backends) <= set(BACKENDS) or len(set(backends)) < len(backends):
         _fail(f"--backend {args.backend}: choose from {', '.join(BACKENDS)}, each once")
+    if args.every_position and backends != ["tensorflow"]:
+        _fail("--every-position runs on TensorFlow alone: on JAX ours computes every position already")
     for backend in backends:
         if why := missing_backend(backend):
             _fail(f"--backend {backend} {why}")
-    if args.every_position and backends != ["tensorflow"]:
-        _fail("--every-position runs on TensorFlow alone: on JAX ours computes every position already")
     if len(backends) > 1 and args.jit is not None:
         _fail("--jit sets one backend's XLA; the backend column runs TensorFlow with and without it")
     if args.onednn:  # read once, when TensorFlow starts
