@@ -7,6 +7,7 @@ import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 
 from tests.conftest import TINY, tx_train
+from tx_keras.training.precision import resolve_precision
 
 
 def _tags(folder):
@@ -47,6 +48,7 @@ def test_tiny_run_writes_summary_and_events(tiny_run):
         )
     assert metrics["test_exact_match"] <= metrics["test_accuracy"]  # a sentence right is every token right
     assert summary["config"]["model"]["d_model"] == 32  # the composed, resolved config
+    assert summary["precision"] == resolve_precision("auto")  # what `auto` became on this machine
     assert (run_dir / ".hydra" / "config.yaml").exists()
 
     train = _tags(run_dir / "train")

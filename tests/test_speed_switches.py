@@ -131,11 +131,44 @@ def test_auto_precision_is_bf16_exactly_on_a_cpu_with_bf16_instructions():
 )
 def test_auto_precision_follows_the_cpuinfo_flags(monkeypatch, tmp_path, flags, expected):
     """Both kinds of machine, whichever this one is: a cpuinfo with and without the bf16 flag."""
+    _cpuinfo_flags(monkeypatch, tmp_path, flags)
+    assert resolve_precision("auto") == expected
+    # XLA's CPU matmuls do not use the bf16 instructions: a compiled step stays float32 on either kind
+    assert resolve_precision("auto", compiled=True) == "float32"
+    assert resolve_precision("mixed_bfloat16", compiled=True) == "mixed_bfloat16"  # asked for: kept
+
+
+def _cpuinfo_flags(monkeypatch, tmp_path, flags: str) -> None:
+    """This process reads a cpuinfo whose first CPU has `flags`."""
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text(f"processor\t: 0\nflags\t\t: fpu sse2 {flags}\n")
     monkeypatch.setattr(cpu_flags, "Path", lambda path: cpuinfo if path == "/proc/cpuinfo" else Path(path))
     monkeypatch.setattr(precision, "cpu_flags", cpu_flags.cpu_flags.__wrapped__)  # this file, not the cache
-    assert resolve_precision("auto") == expected
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ((), "mixed_bfloat16"),  # TensorFlow's graph step: oneDNN's bf16 kernels
+        (("trainer.jit_compile=true",), "float32"),  # XLA
+        (("trainer.backend=jax",), "float32"),  # JAX compiles every step (read from the config here)
+    ],
+)
+def test_a_run_on_a_bf16_cpu_builds_its_model_in_the_precision_auto_gives_its_step(
+    monkeypatch, tmp_path, overrides, expected
+):
+    """`build_and_compile` (what tx-train builds) asks whether the configured step is compiled."""
+    from hydra import compose, initialize_config_module
+
+    from tx_keras.data import build_task
+    from tx_keras.training.model_build import build_and_compile
+
+    _cpuinfo_flags(monkeypatch, tmp_path, "avx2 avx512f avx512_bf16")
+    with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["model=tiny", "data.num_train=64", *overrides])
+    model, _ = build_and_compile(cfg, build_task(cfg.data))
+    assert model.dtype_policy.name == expected
+    assert keras.mixed_precision.global_policy().name == "float32"  # restored for the next job
 
 
 @pytest.mark.slow  # ~41 s on 2 cores (XLA compiles the step): an opt-in switch, checked with -m slow

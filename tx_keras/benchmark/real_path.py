@@ -20,6 +20,7 @@ from tx_keras.runtime.cpu_share import CpuClock, CpuShare
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
+from tx_keras.training.compiled_step import step_is_compiled
 from tx_keras.training.model_compile import compile_model
 from tx_keras.training.precision import precision_policy
 from tx_keras.training.ran_out_of_data import epoch_end_warning_silenced
@@ -143,7 +144,7 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
     source, target = generated_corpus(size.pairs, size.vocab, seed)
     keras.backend.clear_session()
     keras.utils.set_random_seed(seed)
-    with precision_policy(trainer.precision) as precision:
+    with precision_policy(trainer.precision, step_is_compiled(trainer)) as precision:
         model = Transformer(
             model_cfg,
             source_vocab_size=size.vocab,

@@ -8,6 +8,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from tx_keras.data import Task
 from tx_keras.models import ModelConfig, Transformer
+from tx_keras.training.compiled_step import step_is_compiled
 from tx_keras.training.model_compile import compile_model
 from tx_keras.training.precision import precision_policy
 
@@ -33,7 +34,8 @@ def build_and_compile(
     graph and trace the step twice (a tiny run's first epoch: ~18 s -> 12 s). Returns the model and its
     learning-rate schedule.
     """
-    with precision_policy(cfg.trainer.precision):  # per run: sweep jobs share the global policy
+    # per run: sweep jobs share the global policy
+    with precision_policy(cfg.trainer.precision, step_is_compiled(cfg.trainer)):
         model = build_model(cfg, task)
     schedule = compile_model(model, cfg.trainer)
     source, target = task.splits["train"]

@@ -21,21 +21,24 @@ def has_gpu() -> bool:
     return bool(gpu_names())
 
 
-def resolve_precision(precision: str) -> str:
-    """`auto`: mixed_float16 on a GPU, mixed_bfloat16 on a CPU that has bf16 instructions, else float32."""
+def resolve_precision(precision: str, compiled: bool = False) -> str:
+    """`auto`: mixed_float16 on a GPU; on a CPU mixed_bfloat16 where it has bf16 instructions and the step
+    is TensorFlow's graph (oneDNN's bf16 kernels), float32 otherwise. A `compiled` step (XLA: JAX, or
+    jit_compile=true) stays float32 on a CPU: XLA's CPU matmuls do not use the bf16 instructions, and its
+    bf16 step ran slower than its float32 one (docs/performance.md, "bfloat16 under XLA on a CPU")."""
     if precision != "auto":
         return precision
     if has_gpu():
         return "mixed_float16"
-    return "mixed_bfloat16" if cpu_has_bfloat16() else "float32"
+    return "mixed_bfloat16" if cpu_has_bfloat16() and not compiled else "float32"
 
 
 @contextmanager
-def precision_policy(precision: str) -> Iterator[str]:
-    """Models built inside compute in `precision` (resolved); the previous global policy comes back after,
-    so the next job in the same process starts from it."""
+def precision_policy(precision: str, compiled: bool = False) -> Iterator[str]:
+    """Models built inside compute in `precision` (resolved for a `compiled` step or not); the previous
+    global policy comes back after, so the next job in the same process starts from it."""
     previous = keras.mixed_precision.global_policy()
-    resolved = resolve_precision(precision)
+    resolved = resolve_precision(precision, compiled)
     keras.mixed_precision.set_global_policy(resolved)
     try:
         yield resolved

@@ -110,6 +110,7 @@ def _fit(
     return {
         "task": task.name,
         "parameters": int(model.count_params()),
+        "precision": model.dtype_policy.name,  # what trainer.precision (auto by default) became here
         "epochs": epochs,
         "optimizer_steps": int(np.asarray(model.optimizer.iterations)),  # the unit of trainer.max_steps
         "train_time_s": round(fit_cpu.wall_s, 2),
