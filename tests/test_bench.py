@@ -353,6 +353,48 @@ def test_quick_bench_real_path_row(quick_report):
     assert f"in {row['checkpoint_write_s']:.2f} s ({row['checkpoint_write_cpu_s']:.2f} CPU s)" in written
 
 
+def test_quick_bench_real_path_races_itself_at_every_position(quick_report):
+    """--every-position on the real path: ours' rows and every-position rows alternated A B B A, each
+    pair's ratio from its rows, the printed figures the JSON's."""
+    gather = quick_report["real_path_gather"]
+    assert gather["order"] == ["ours", "every_position", "every_position", "ours"]
+    ours, every = gather["ours_steps_per_minute"], gather["every_position_steps_per_minute"]
+    assert ours[0] == quick_report["real_path"]["steps_per_minute"]  # the row the report shows is ours' first
+    assert gather["pair_ratios"] == pytest.approx([ours[0] / every[0], ours[1] / every[1]])
+    cpu_ours, cpu_every = gather["ours_cpu_ms_per_step"], gather["every_position_cpu_ms_per_step"]
+    assert gather["cpu_pair_ratios"] == pytest.approx(
+        [cpu_every[0] / cpu_ours[0], cpu_every[1] / cpu_ours[1]]
+    )
+    assert gather["ratio"] == pytest.approx(np.sqrt(np.prod(gather["pair_ratios"])))
+    assert gather["padding_share"] == quick_report["real_path"]["padding_share"] > 0
+    assert all(
+        0 < cores <= quick_report["real_path"]["cores"] * 1.05
+        for cores in gather["every_position_cpu_per_wall"]
+    )
+    (line,) = [line for line in render(quick_report).splitlines() if "the gather of real positions" in line]
+    assert (
+        f"worth {gather['ratio']:.2f}x by wall time" in line and f"{gather['cpu_ratio']:.2f}x by CPU" in line
+    )
+
+
+def test_the_real_path_at_every_position_trains_the_every_position_model(monkeypatch):
+    """The every-position row builds `EveryPosition` (no gather), ours' row the shipped Transformer; both
+    train the same preset's trainer on the same batches."""
+    from tx_keras.benchmark import real_path
+    from tx_keras.benchmark.peers import EveryPosition
+
+    built = []
+    fit = keras.Model.fit
+    monkeypatch.setattr(
+        keras.Model, "fit", lambda self, *a, **k: built.append(type(self)) or fit(self, *a, **k)
+    )
+    rows = [real_path.real_path_row(QUICK_REAL_PATH, every_position=every) for every in (False, True)]
+    assert built == [real_path.Transformer, EveryPosition]
+    assert [row["every_position"] for row in rows] == [False, True]
+    assert rows[0]["parameters"] == rows[1]["parameters"] and rows[0]["steps"] == rows[1]["steps"]
+    assert rows[0]["padding_share"] == rows[1]["padding_share"]
+
+
 class _Clock:
     """perf_counter and process_time for code under test: they move only when a fake decoder runs."""
 

@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 from omegaconf import OmegaConf
 
+from tx_keras.benchmark.peers import EveryPosition
 from tx_keras.data import Vocabulary, make_dataset
 from tx_keras.models import ModelConfig, Transformer
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH
@@ -125,7 +126,7 @@ def epoch_tokens(dataset: tf.data.Dataset) -> tuple[int, int]:
     return real, positions
 
 
-def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
+def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0, every_position: bool = False) -> dict:
     """Train the tatoeba_small model with its own trainer settings (`compile_model`, bucketed token
     batches, TensorBoard, an epoch checkpoint) for 2 epochs of a generated corpus; report the second
     (the first traces the step for the new batch shapes).
@@ -134,7 +135,8 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
     is timed on its own after it: a run writes one per epoch of ~1,750 steps (tatoeba_small on
     eng-fra.tsv), where the write overlaps the next epoch's first steps (~0.1 % of its time); one inside
     this 46-step epoch would weigh it ~40x (docs/performance.md, "The checkpoint write and the real path's
-    epoch").
+    epoch"). With `every_position` the model trains on every position, padding included (peers.py's
+    `EveryPosition`, the peers' work): what the gather of real positions is worth on bucketed batches.
     """
     cfg = _preset()
     model_cfg = ModelConfig(**{**OmegaConf.to_container(cfg.model, resolve=True), **dict(size.model)})
@@ -145,7 +147,7 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
     keras.backend.clear_session()
     keras.utils.set_random_seed(seed)
     with precision_policy(trainer.precision, step_is_compiled(trainer)) as precision:
-        model = Transformer(
+        model = (EveryPosition if every_position else Transformer)(
             model_cfg,
             source_vocab_size=size.vocab,
             target_vocab_size=size.vocab,
@@ -186,6 +188,7 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0) -> dict:
         "precision": model.dtype_policy.name,
         "requested_precision": precision,
         "jit_compile": bool(model.jit_compile),
+        "every_position": every_position,
         "batching": trainer.batching,
         "batch_tokens": trainer.batch_tokens,
         "pairs": size.pairs,

@@ -129,6 +129,22 @@ def _real_path(row: dict) -> list[str]:
     ]
 
 
+def _real_path_gather(gather: dict) -> list[str]:
+    """--every-position on the real path: ours against itself computing every position, A B B A."""
+
+    def rates(values: list[float]) -> str:
+        return ", ".join(f"{value:,.0f}" for value in values)
+
+    pairs = ", ".join(f"{ratio:.2f}x" for ratio in gather["pair_ratios"])
+    return [
+        f"  at every position (ours without the gather, the peers' work; rows alternated "
+        f"{' '.join(gather['order'])}): {rates(gather['every_position_steps_per_minute'])} steps/minute "
+        f"against ours' {rates(gather['ours_steps_per_minute'])}",
+        f"  the gather of real positions is worth {gather['ratio']:.2f}x by wall time (pairs {pairs}), "
+        f"{gather['cpu_ratio']:.2f}x by CPU time, at {100 * gather['padding_share']:.1f} % padding",
+    ]
+
+
 def _checkpoint_write(row: dict) -> list[str]:
     """The checkpoint's background write, timed after the epoch (files before 2026-12-05 timed it inside)."""
     if "checkpoint_write_s" not in row:
@@ -159,6 +175,8 @@ def render(results: dict) -> str:
         lines += _block(block, results["timing"])
     if "real_path" in results:
         lines += _real_path(results["real_path"])
+    if "real_path_gather" in results:
+        lines += _real_path_gather(results["real_path_gather"])
     lines += [f"left out on {results['backend']}: {why}" for why in results.get("left_out_parts", [])]
     if "decoding" not in results:
         return "\n".join(lines)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from tx_keras.benchmark.decoding_process import decoding_in_own_process
 from tx_keras.benchmark.real_path import RealPathSize, real_path_row
+from tx_keras.benchmark.real_path_gather import gather_worth
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.timing import Timing
 from tx_keras.benchmark.training_blocks import finish, training_blocks
@@ -22,13 +23,16 @@ def run_benchmark(
     every_position: bool = False,
 ) -> dict:
     """Parity check, matched precision blocks, the real training path (when `real_path` is given),
-    decoding speed. `every_position` adds ours trained on every position to the blocks (peers.py).
+    decoding speed. `every_position` adds ours trained on every position to the blocks (peers.py) and
+    races it on the real path (real_path_gather.py).
 
     Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %,
     DecodingFailed when the decoding process ends without its rates.
     """
     results = training_blocks(size, timing, precisions, jit_compile, fused_qkv, every_position)
-    if real_path is not None:
+    if real_path is not None and every_position:  # the real path too, against itself at every position
+        results["real_path"], results["real_path_gather"] = gather_worth(real_path)
+    elif real_path is not None:
         results["real_path"] = real_path_row(real_path)
     decoding = decoding_in_own_process(size, timing, fused_qkv, saved_model)
     results["decoding"], results["decoding_process"] = decoding["decoding"], decoding["process"]

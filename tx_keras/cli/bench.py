@@ -106,7 +106,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also race ours training on every position, padding included, as the peers do (TensorFlow; "
         "ours otherwise leaves padding rows out of its FFN sublayers, vocabulary projection and loss): "
-        "ours at equal work against each peer, and what skipping padding is worth",
+        "ours at equal work against each peer, and what skipping padding is worth, in every block and on "
+        "the real path (its rows alternated ours, every position, every position, ours)",
     )
     parser.add_argument("--no-real-path", action="store_true", help="skip the tatoeba_small fit row")
     parser.add_argument(
