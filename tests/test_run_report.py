@@ -33,7 +33,8 @@ def test_report_names_the_folder_the_scores_and_the_next_commands(tiny_run):
     for name, text in shown.items():
         assert float(text) == round(summary["metrics"][name], 4), name
     trained = next(line for line in report if line.startswith("  trained:"))
-    assert "2 of 2 epochs in " in trained and f", {summary['optimizer_steps']:,} optimizer steps;" in trained
+    assert "2 of 2 epochs in " in trained
+    assert f", {summary['optimizer_steps']:,} optimizer steps in {summary['precision']};" in trained
     (export,) = [line for line in report if line.startswith("  export:")]
     assert cwd / export.split(maxsplit=1)[1] == run_dir / summary["export"]
     assert (run_dir / summary["export"] / "saved_model.pb").is_file()

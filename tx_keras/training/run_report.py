@@ -64,6 +64,8 @@ def run_report(summary: dict[str, Any], run_dir: Path) -> list[str]:
             trained += f" ({summary['cpu_per_wall']:.2f} of {summary['cores']} cores busy)"
         if "optimizer_steps" in summary:  # what trainer.max_steps counts: a run to match on another host
             trained += f", {summary['optimizer_steps']:,} optimizer steps"
+        if "precision" in summary:  # what trainer.precision (auto) became: it differs by machine and backend
+            trained += f" in {summary['precision']}"
         lines.append(f"  trained: {trained}; wall time {clock(summary.get('wall_time_s', 0.0))}")
     if summary.get("stopped_by"):
         lines.append(f"  stopped: {summary['stopped_by']}")
