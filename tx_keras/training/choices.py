@@ -4,7 +4,8 @@ check reads them without importing training's Keras modules, and training builds
 
 # `trainer.schedule`: the paper's warm-up + inverse-sqrt decay, or a constant rate after a linear warm-up.
 SCHEDULES = ("noam", "constant")
-# `trainer.precision`: the Keras dtype policy of the run's model; auto picks by hardware (precision.py).
+# `trainer.precision`: the Keras dtype policy of the run's model; auto picks by hardware and by whether
+# the step is compiled (precision.py).
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
 # `trainer.distribution`: one device (or the engine's default), or every device of every process, each
 # step's batch split between them (training/distribution.py).
