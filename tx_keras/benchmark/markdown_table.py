@@ -12,6 +12,7 @@ runs anywhere.
 
 from __future__ import annotations
 
+from tx_keras.benchmark.compared_pairs import compared_pairs
 from tx_keras.benchmark.machine import ONEDNN_STATES
 from tx_keras.benchmark.ratio_interval import ratio_interval
 from tx_keras.benchmark.report import NAMES, decoding_interval
@@ -97,8 +98,8 @@ def _equal_work(block: dict) -> str:
             f"{_interval(rows, peer, m, 'ours_every_position')}"
             for m in ("cpu", "wall")
         )
-        for peer in rows
-        if not peer.startswith("ours")
+        for mine, peer in compared_pairs(rows)
+        if mine == "ours_every_position"
     )
     return f"; {block['precision']}, ours at every position against {ratios} (CPU / wall)"
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tx_keras.benchmark.adaptive_windows import timed_windows
+from tx_keras.benchmark.compared_pairs import compared_pairs
 from tx_keras.benchmark.ratio_interval import geometric_mean, ratio_interval
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.timing import Timing
@@ -41,17 +42,6 @@ def padding_share(source, labels) -> float:
     """The share of the positions a step computes (source and decoder positions) that are padding."""
     positions = np.size(source) + np.size(labels)
     return 1.0 - real_tokens(source, labels) / positions if positions else 0.0
-
-
-def compared_pairs(models) -> list[tuple[str, str]]:
-    """The (ours, other) row pairs a block's ratios compare: ours against every other model, and ours
-    computing every position (when raced) against each peer."""
-    if "ours" not in models:
-        return []
-    pairs = [("ours", other) for other in models if other != "ours"]
-    if "ours_every_position" in models:
-        pairs += [("ours_every_position", peer) for peer in models if not peer.startswith("ours")]
-    return pairs
 
 
 def interleaved_step_times(

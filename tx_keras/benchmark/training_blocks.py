@@ -15,6 +15,7 @@ from dataclasses import asdict
 import keras
 
 from tx_keras.benchmark import peers
+from tx_keras.benchmark.compared_pairs import compared_pairs
 from tx_keras.benchmark.flops import (
     MATMUL_DTYPES,
     PeakExceeded,
@@ -30,7 +31,6 @@ from tx_keras.benchmark.parity import check_parity
 from tx_keras.benchmark.ratio_interval import geometric_mean
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.throughput import (
-    compared_pairs,
     interleaved_step_times,
     padding_share,
     paired_ratio,
