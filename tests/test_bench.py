@@ -209,6 +209,7 @@ def _quick_report(_folder) -> dict:
             "--precisions=float32,mixed_bfloat16",
             "--onednn=off",
             "--every-position",
+            "--row-parts",
         ],
         capture_output=True,
         text=True,
@@ -375,6 +376,28 @@ def test_quick_bench_real_path_races_itself_at_every_position(quick_report):
     assert (
         f"worth {gather['ratio']:.2f}x by wall time" in line and f"{gather['cpu_ratio']:.2f}x by CPU" in line
     )
+
+
+def test_quick_bench_real_path_races_itself_on_default_thread_pools(quick_report):
+    """--row-parts: ours' rows (tx-train's pools: on 2 cores one intra-op thread, the step in two row
+    parts) against rows on TensorFlow's default pools, each in a fresh process, alternated A B B A."""
+    parts, row = quick_report["real_path_parts"], quick_report["real_path"]
+    assert parts["order"] == ["ours", "default_pools", "default_pools", "ours"]
+    two_cores = len(os.sched_getaffinity(0)) == 2
+    assert parts["step_parts"] == row["step_parts"] == (2 if two_cores else 1)
+    assert (row["intra_op_threads"], row["inter_op_threads"]) == (
+        (1, 2) if two_cores else (row["cores"],) * 2
+    )
+    ours, whole = parts["ours_steps_per_minute"], parts["default_pools_steps_per_minute"]
+    assert parts["pair_ratios"] == pytest.approx([ours[0] / whole[0], ours[1] / whole[1]])
+    cpu_ours, cpu_whole = parts["ours_cpu_ms_per_step"], parts["default_pools_cpu_ms_per_step"]
+    assert parts["cpu_pair_ratios"] == pytest.approx([cpu_whole[0] / cpu_ours[0], cpu_whole[1] / cpu_ours[1]])
+    assert parts["ratio"] == pytest.approx(np.sqrt(np.prod(parts["pair_ratios"])))
+    report = render(quick_report).splitlines()
+    (line,) = [line for line in report if f"the step in {parts['step_parts']} row parts is worth" in line]
+    assert f"worth {parts['ratio']:.2f}x by wall time" in line and f"{parts['cpu_ratio']:.2f}x by CPU" in line
+    pools = f"on {row['intra_op_threads']} intra-op and {row['inter_op_threads']} inter-op threads"
+    assert any(pools in line and row["thread_pools"] in line for line in report)
 
 
 def test_the_real_path_at_every_position_trains_the_every_position_model(monkeypatch):

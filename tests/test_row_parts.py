@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tx_keras.decoding import row_parts
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.decoding.row_parts import concurrent_loops, in_row_parts
+from tx_keras.runtime import thread_pools
 
 
 def _decoders(model, monkeypatch, loops: int) -> list:
@@ -39,7 +39,7 @@ def test_the_parts_give_the_words_and_attention_of_one_loop(copy_model, monkeypa
 
 def test_two_cores_decode_in_two_loops(copy_model, monkeypatch):
     """On 2 cores (CI's machine) the compiled decoder holds two while loops, one per half of the rows."""
-    monkeypatch.setattr(row_parts, "usable_cores", lambda: 2)
+    monkeypatch.setattr(thread_pools, "usable_cores", lambda: 2)
     monkeypatch.delenv("TF_NUM_INTEROP_THREADS", raising=False)
     if tf.config.threading.get_inter_op_parallelism_threads() not in (0, 2):
         pytest.skip("this process set TensorFlow's inter-op threads")
@@ -56,7 +56,7 @@ def test_two_cores_decode_in_two_loops(copy_model, monkeypatch):
 def test_as_many_loops_as_inter_op_threads_at_most_two(monkeypatch, environment, cores, expected):
     if tf.config.threading.get_inter_op_parallelism_threads():
         pytest.skip("this process set TensorFlow's inter-op threads")
-    monkeypatch.setattr(row_parts, "usable_cores", lambda: cores)
+    monkeypatch.setattr(thread_pools, "usable_cores", lambda: cores)
     if environment is None:
         monkeypatch.delenv("TF_NUM_INTEROP_THREADS", raising=False)
     else:

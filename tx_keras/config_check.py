@@ -59,10 +59,16 @@ def _or_null(rule: Rule) -> Rule:
     return lambda value: None if value is None else rule(value)
 
 
-def _auto_or_at_least_1(value: Any) -> str | None:
-    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-        return None
-    return "choose auto, null or a whole number >= 1"
+def _auto_or_count(null: bool) -> Rule:
+    """auto or a whole number >= 1 (null too, where the key's null means "off": checked by `_or_null`)."""
+    choices = "auto, null or a whole number >= 1" if null else "auto or a whole number >= 1"
+
+    def rule(value: Any) -> str | None:
+        if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            return None
+        return f"choose {choices}"
+
+    return rule
 
 
 def _fraction(value: float) -> str | None:
@@ -136,7 +142,7 @@ _VALUES: dict[str, Rule] = {
     "trainer.max_steps": _or_null(_at_least(1)),
     "trainer.batch_size": _at_least(1),
     "trainer.batching": _one_of(*BATCHING),
-    "trainer.shape_classes": _or_null(_auto_or_at_least_1),
+    "trainer.shape_classes": _or_null(_auto_or_count(null=True)),
     "trainer.schedule": _one_of(*SCHEDULES),
     "trainer.cooldown": _share,
     "trainer.warmup_steps": _at_least(0),  # >= 1 for noam: checked below
@@ -148,6 +154,7 @@ _VALUES: dict[str, Rule] = {
     ),
     "trainer.jit_compile": _one_of(True, False, "auto"),
     "trainer.precision": _one_of(*PRECISIONS),
+    "trainer.step_parts": _auto_or_count(null=False),
     "trainer.checkpoint_every": _at_least(0),
     "trainer.checkpoint_every_minutes": _or_null(
         lambda value: None if value > 0 else "must be > 0 (or null for no time-based checkpoints)"
@@ -251,6 +258,24 @@ def _check_distribution(trainer: Mapping) -> None:
         )
 
 
+def _check_step_parts(trainer: Mapping) -> None:
+    """Row parts (models/row_parts_step.py) cut TensorFlow's graph step of one replica only."""
+    parts = trainer.get("step_parts")
+    if parts in ("auto", 1):
+        return
+    if trainer["backend"] == "jax" or trainer["jit_compile"] is True:
+        setting = "backend=jax" if trainer["backend"] == "jax" else "jit_compile=true"
+        raise ConfigError(
+            f"trainer.step_parts={parts} with trainer.{setting}: a compiled step is scheduled by XLA, "
+            "not cut into parts; use step_parts=auto or 1, or TensorFlow's graph step"
+        )
+    if trainer["distribution"] != "none":
+        raise ConfigError(
+            f"trainer.step_parts={parts} with trainer.distribution={trainer['distribution']}: the replicas "
+            "already run side by side; use step_parts=auto or 1"
+        )
+
+
 def check_config(cfg: Mapping) -> None:
     """Raise `ConfigError` naming the key, the value and what is allowed, for the first problem found.
 
@@ -280,6 +305,7 @@ def check_config(cfg: Mapping) -> None:
             "trainer.jit_compile=false with trainer.backend=jax: JAX would run every op of every step "
             "uncompiled (~50x slower); use auto or true (JAX always compiles), or backend=tensorflow"
         )
+    _check_step_parts(trainer)
     tokens = trainer["batch_tokens"]
     if tokens is not None and (tokens < 1 or trainer["batching"] != "bucket"):
         raise ConfigError(f"trainer.batch_tokens={tokens} needs trainer.batching=bucket and a value >= 1")

@@ -15,9 +15,11 @@ from omegaconf import OmegaConf
 from tx_keras.benchmark.peers import EveryPosition
 from tx_keras.data import Vocabulary, make_dataset
 from tx_keras.models import ModelConfig, Transformer
+from tx_keras.models.row_parts_step import row_parts
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH
 from tx_keras.runtime import allocator
 from tx_keras.runtime.cpu_share import CpuClock, CpuShare
+from tx_keras.runtime.thread_pools import inter_op_threads, intra_op_threads
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
@@ -77,7 +79,7 @@ def generated_corpus(pairs: int, vocab: int, seed: int = 0) -> tuple[np.ndarray,
     return rows(lengths[0], []), rows(lengths[1], [Vocabulary.SOS])
 
 
-def _preset():
+def preset():
     """The shipped tatoeba_small config (model, trainer), composed as `tx-train experiment=tatoeba_small`."""
     from hydra import compose, initialize_config_module
 
@@ -138,7 +140,7 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0, every_posi
     epoch"). With `every_position` the model trains on every position, padding included (peers.py's
     `EveryPosition`, the peers' work): what the gather of real positions is worth on bucketed batches.
     """
-    cfg = _preset()
+    cfg = preset()
     model_cfg = ModelConfig(**{**OmegaConf.to_container(cfg.model, resolve=True), **dict(size.model)})
     trainer = cfg.trainer
     if size.batch_tokens is not None:
@@ -188,6 +190,9 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0, every_posi
         "precision": model.dtype_policy.name,
         "requested_precision": precision,
         "jit_compile": bool(model.jit_compile),
+        "step_parts": row_parts(model),  # each step's rows in this many parts (models/row_parts_step.py)
+        "intra_op_threads": intra_op_threads(),  # the pools this process's TensorFlow runs
+        "inter_op_threads": inter_op_threads(),
         "every_position": every_position,
         "batching": trainer.batching,
         "batch_tokens": trainer.batch_tokens,

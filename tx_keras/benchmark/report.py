@@ -125,21 +125,55 @@ def _real_path(row: dict) -> list[str]:
         f"over {row['steps_s']:.1f} s, the epoch's start and end (iterator, checkpoint, scalars) "
         f"{row['epoch_s'] - row['steps_s']:.1f} s",
         *_checkpoint_write(row),
+        *_pools(row),
         f"  {row['allocator']}",
+    ]
+
+
+def _pools(row: dict) -> list[str]:
+    """The thread pools the row trained on, and whether each step's rows were cut into parts (files
+    before 2026-12-05 trained in tx-bench's own process, on TensorFlow's default pools, in one part)."""
+    if "step_parts" not in row:
+        return []
+    cut = (
+        f"each step's rows in {row['step_parts']} parts"
+        if row["step_parts"] > 1
+        else "the whole batch a step"
+    )
+    return [
+        f"  {cut}, on {row['intra_op_threads']} intra-op and {row['inter_op_threads']} inter-op threads "
+        f"({row.get('thread_pools', 'in this process')})"
+    ]
+
+
+def _rates(values: list[float]) -> str:
+    return ", ".join(f"{value:,.0f}" for value in values)
+
+
+def _real_path_parts(parts: dict) -> list[str]:
+    """--row-parts: the real path against itself on TensorFlow's default pools, A B B A."""
+
+    pairs = ", ".join(f"{ratio:.2f}x" for ratio in parts["pair_ratios"])
+    cores = ", ".join(f"{value:.2f}" for value in parts["default_pools_cpu_per_wall"])
+    ours_cores = ", ".join(f"{value:.2f}" for value in parts["ours_cpu_per_wall"])
+    return [
+        f"  on TensorFlow's default thread pools, the whole batch a step (rows alternated "
+        f"{' '.join(parts['order'])}, each in a fresh process): "
+        f"{_rates(parts['default_pools_steps_per_minute'])} steps/minute at {cores} cores busy, against "
+        f"ours' {_rates(parts['ours_steps_per_minute'])} at {ours_cores}",
+        f"  the step in {parts['step_parts']} row parts is worth {parts['ratio']:.2f}x by wall time "
+        f"(pairs {pairs}), {parts['cpu_ratio']:.2f}x by CPU time",
     ]
 
 
 def _real_path_gather(gather: dict) -> list[str]:
     """--every-position on the real path: ours against itself computing every position, A B B A."""
 
-    def rates(values: list[float]) -> str:
-        return ", ".join(f"{value:,.0f}" for value in values)
-
     pairs = ", ".join(f"{ratio:.2f}x" for ratio in gather["pair_ratios"])
     return [
         f"  at every position (ours without the gather, the peers' work; rows alternated "
-        f"{' '.join(gather['order'])}): {rates(gather['every_position_steps_per_minute'])} steps/minute "
-        f"against ours' {rates(gather['ours_steps_per_minute'])}",
+        f"{' '.join(gather['order'])}): {_rates(gather['every_position_steps_per_minute'])} steps/minute "
+        f"against ours' {_rates(gather['ours_steps_per_minute'])}",
         f"  the gather of real positions is worth {gather['ratio']:.2f}x by wall time (pairs {pairs}), "
         f"{gather['cpu_ratio']:.2f}x by CPU time, at {100 * gather['padding_share']:.1f} % padding",
     ]
@@ -177,6 +211,8 @@ def render(results: dict) -> str:
         lines += _real_path(results["real_path"])
     if "real_path_gather" in results:
         lines += _real_path_gather(results["real_path_gather"])
+    if "real_path_parts" in results:
+        lines += _real_path_parts(results["real_path_parts"])
     lines += [f"left out on {results['backend']}: {why}" for why in results.get("left_out_parts", [])]
     if "decoding" not in results:
         return "\n".join(lines)

@@ -5,8 +5,10 @@ training path, then greedy decoding and the SavedModel in a fresh process (decod
 from __future__ import annotations
 
 from tx_keras.benchmark.decoding_process import decoding_in_own_process
-from tx_keras.benchmark.real_path import RealPathSize, real_path_row
+from tx_keras.benchmark.real_path import RealPathSize
 from tx_keras.benchmark.real_path_gather import gather_worth
+from tx_keras.benchmark.real_path_parts import parts_worth
+from tx_keras.benchmark.real_path_process import real_path_in_own_process
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.timing import Timing
 from tx_keras.benchmark.training_blocks import finish, training_blocks
@@ -21,19 +23,26 @@ def run_benchmark(
     real_path: RealPathSize | None = None,
     saved_model: bool = True,
     every_position: bool = False,
+    row_parts: bool = False,
 ) -> dict:
     """Parity check, matched precision blocks, the real training path (when `real_path` is given),
     decoding speed. `every_position` adds ours trained on every position to the blocks (peers.py) and
-    races it on the real path (real_path_gather.py).
+    races it on the real path (real_path_gather.py); `row_parts` races the real path against itself on
+    TensorFlow's default thread pools, the whole batch a step (real_path_parts.py). The real path's rows
+    each train in a fresh process, its thread pools as tx-train plans them (real_path_process.py).
 
     Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %,
-    DecodingFailed when the decoding process ends without its rates.
+    DecodingFailed when the decoding process ends without its rates, RealPathFailed when a real-path
+    process ends without its row.
     """
     results = training_blocks(size, timing, precisions, jit_compile, fused_qkv, every_position)
     if real_path is not None and every_position:  # the real path too, against itself at every position
         results["real_path"], results["real_path_gather"] = gather_worth(real_path)
-    elif real_path is not None:
-        results["real_path"] = real_path_row(real_path)
+    if real_path is not None and row_parts:  # against itself on TensorFlow's default pools
+        first, results["real_path_parts"] = parts_worth(real_path)
+        results.setdefault("real_path", first)
+    if real_path is not None and "real_path" not in results:
+        results["real_path"] = real_path_in_own_process(real_path)
     decoding = decoding_in_own_process(size, timing, fused_qkv, saved_model)
     results["decoding"], results["decoding_process"] = decoding["decoding"], decoding["process"]
     return finish(results)

@@ -109,6 +109,13 @@ def _parser() -> argparse.ArgumentParser:
         "ours at equal work against each peer, and what skipping padding is worth, in every block and on "
         "the real path (its rows alternated ours, every position, every position, ours)",
     )
+    parser.add_argument(
+        "--row-parts",
+        action="store_true",
+        help="also race the real path against itself on TensorFlow's default thread pools, the whole batch "
+        "a step (tx-train sets one intra-op thread and cuts each step's rows in two parts on 2 cores; "
+        "rows alternated ours, default pools, default pools, ours, each in a fresh process)",
+    )
     parser.add_argument("--no-real-path", action="store_true", help="skip the tatoeba_small fit row")
     parser.add_argument(
         "--no-saved-model", action="store_true", help="skip exporting and timing a SavedModel"
@@ -182,6 +189,8 @@ def main(argv: list[str] | None = None) -> None:
         _fail(f"--backend {args.backend}: choose from {', '.join(BACKENDS)}, each once")
     if args.every_position and backends != ["tensorflow"]:
         _fail("--every-position runs on TensorFlow alone: on JAX ours computes every position already")
+    if args.row_parts and (backends != ["tensorflow"] or args.no_real_path):
+        _fail("--row-parts races the real path on TensorFlow: not with --backend jax or --no-real-path")
     for backend in backends:
         if why := missing_backend(backend):
             _fail(f"--backend {backend} {why}")
@@ -259,6 +268,7 @@ def _tensorflow_run(args, size, timing, precisions, jit, fused_qkv) -> None:
     from tx_keras.benchmark.decoding_process import DecodingFailed
     from tx_keras.benchmark.parity import ParityError
     from tx_keras.benchmark.real_path import QUICK_REAL_PATH, RealPathSize
+    from tx_keras.benchmark.real_path_process import RealPathFailed
     from tx_keras.benchmark.report import render
     from tx_keras.benchmark.suite import run_benchmark
     from tx_keras.benchmark.training_blocks import supported_precisions
@@ -274,8 +284,9 @@ def _tensorflow_run(args, size, timing, precisions, jit, fused_qkv) -> None:
             None if args.no_real_path else real_path,
             saved_model=not args.no_saved_model,
             every_position=args.every_position,
+            row_parts=args.row_parts,
         )
-    except (ParityError, DecodingFailed) as error:
+    except (ParityError, DecodingFailed, RealPathFailed) as error:
         _fail(str(error))
     print(json.dumps(results, indent=2) if args.json else render(results))
 

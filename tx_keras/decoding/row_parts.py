@@ -10,11 +10,10 @@ decoder 0.83x, at the same or less CPU time and with the same words; four parts 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from itertools import pairwise
 
-from tx_keras.runtime.cpu_share import usable_cores
+from tx_keras.runtime.thread_pools import inter_op_threads
 
 # Measured on 2 cores only: more parts than that were slower there, and more cores were not at hand.
 MOST_PARTS = 2
@@ -24,12 +23,7 @@ def concurrent_loops() -> int:
     """How many decoding loops TensorFlow can run at once: its inter-op threads (`tf.config.threading`'s
     setting, else TF_NUM_INTEROP_THREADS, else one per usable core, TensorFlow's own default), at most
     MOST_PARTS. A sweep job with one inter-op thread (training/job.py) decodes in one loop."""
-    import tensorflow as tf
-
-    threads = tf.config.threading.get_inter_op_parallelism_threads()
-    if not threads:
-        threads = int(os.environ.get("TF_NUM_INTEROP_THREADS") or 0) or usable_cores()
-    return max(1, min(threads, MOST_PARTS))
+    return max(1, min(inter_op_threads(), MOST_PARTS))
 
 
 def in_row_parts(decode: Callable, parts: int) -> Callable:

@@ -20,6 +20,7 @@ from tx_keras.models.real_positions import (
     gathering,
     ignores_padding,
 )
+from tx_keras.models.row_parts_step import row_parts, step_in_parts
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
@@ -81,6 +82,8 @@ class Transformer(keras.Model):
         )
 
     objective_ignores_padding = False  # `compile` sets it: loss and metrics skip label 0 (real_positions.py)
+    step_parts: int | None = None  # a step's batch rows in this many parts; None = as TensorFlow's thread
+    # pools allow (row_parts_step.py); a training setting like jit_compile, not saved with the model
 
     # The knobs the decoders, the export and the schedule read from a model.
     d_model = property(attrgetter("config.d_model"))
@@ -164,11 +167,23 @@ class Transformer(keras.Model):
 
     def train_step(self, *args, **kwargs):
         """Keras' step (`data` is its last argument on every backend), with the logits gathered at the real
-        target positions where the backend allows (real_positions.py): padding rows skip the projection."""
+        target positions where the backend allows (real_positions.py): padding rows skip the projection;
+        the batch's rows in parts where TensorFlow's pools run them side by side (row_parts_step.py)."""
         data = args[-1] if args else kwargs["data"]
         _, _, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        parts = row_parts(self, sample_weight)
         with gathered_logits(can_gather(self, sample_weight)):
+            if parts > 1:  # on TensorFlow only, where `data` is the step's one argument
+                return step_in_parts(self, data, parts, training=True)
             return super().train_step(*args, **kwargs)
+
+    def test_step(self, *args, **kwargs):
+        """Keras' step, or in row parts where training's step is cut too (row_parts_step.py)."""
+        data = args[-1] if args else kwargs["data"]
+        parts = row_parts(self, keras.utils.unpack_x_y_sample_weight(data)[2])
+        if parts > 1:
+            return step_in_parts(self, data, parts, training=False)
+        return super().test_step(*args, **kwargs)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         return super().compute_loss(x, _labels_for(x, y, y_pred), y_pred, sample_weight, training)

@@ -20,6 +20,7 @@ from tx_keras.training.peer_watch import PeerWatch
 from tx_keras.training.process_group import ProcessGroup
 from tx_keras.training.process_join import join_processes
 from tx_keras.training.run_report import run_report
+from tx_keras.training.step_threads import plan_step_threads
 from tx_keras.user_error import UserError
 
 _LOG = logging.getLogger("tx_keras.run")
@@ -59,6 +60,7 @@ def start_engine(cfg: DictConfig) -> tuple[ProcessGroup, PeerWatch | None]:
     start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
     if cfg.trainer.backend == "tensorflow":
         split_host_for_tensorflow(cfg.trainer.devices)  # before TensorFlow's runtime starts
+        _LOG.debug(plan_step_threads(cfg.trainer))  # likewise; in train.log
     watch = None
     if group.is_multi_process:
         join_processes(group)  # before JAX computes anything

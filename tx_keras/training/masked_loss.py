@@ -20,6 +20,8 @@ class MaskedCrossEntropy(keras.losses.Loss):
     """
 
     ignores_padding = True  # label 0 never counts: the model may leave padding rows out (real_positions.py)
+    token_mean = True  # the real labels' summed losses over their count: a step may cut its batch into
+    # row parts and weigh each part's mean by its count (models/row_parts_step.py)
 
     def __init__(self, label_smoothing: float = 0.0, name: str = "masked_cross_entropy", **kwargs):
         super().__init__(name=name, **kwargs)

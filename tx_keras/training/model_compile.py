@@ -31,4 +31,6 @@ def compile_model(model: Transformer, trainer: DictConfig) -> keras.optimizers.s
         metrics=[TokenMeanLoss(trainer.label_smoothing), MaskedAccuracy()],  # "loss": per token, not per row
         jit_compile=trainer.jit_compile,  # "auto" is Keras' choice: XLA on a GPU, off on a CPU; on on JAX
     )
+    parts = trainer.get("step_parts", "auto")
+    model.step_parts = None if parts == "auto" else parts  # None: as the thread pools allow
     return schedule

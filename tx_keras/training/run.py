@@ -24,6 +24,7 @@ from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.evaluation import evaluate_run
 from tx_keras.export.run_export import save_and_export
 from tx_keras.models import Transformer
+from tx_keras.models.row_parts_step import row_parts
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, Checkpoint, restore
 from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.resume import start_or_resume
@@ -111,6 +112,7 @@ def _fit(
         "task": task.name,
         "parameters": int(model.count_params()),
         "precision": model.dtype_policy.name,  # what trainer.precision (auto by default) became here
+        "step_parts": row_parts(model),  # what trainer.step_parts (auto) became: the thread pools' choice
         "epochs": epochs,
         "optimizer_steps": int(np.asarray(model.optimizer.iterations)),  # the unit of trainer.max_steps
         "train_time_s": round(fit_cpu.wall_s, 2),

@@ -66,6 +66,8 @@ def run_report(summary: dict[str, Any], run_dir: Path) -> list[str]:
             trained += f", {summary['optimizer_steps']:,} optimizer steps"
         if "precision" in summary:  # what trainer.precision (auto) became: it differs by machine and backend
             trained += f" in {summary['precision']}"
+        if summary.get("step_parts", 1) > 1:  # models/row_parts_step.py
+            trained += f", each step's rows in {summary['step_parts']} parts side by side"
         lines.append(f"  trained: {trained}; wall time {clock(summary.get('wall_time_s', 0.0))}")
     if summary.get("stopped_by"):
         lines.append(f"  stopped: {summary['stopped_by']}")

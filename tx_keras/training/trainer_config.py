@@ -44,6 +44,7 @@ class TrainerConfig:
     clip_norm: float | None = None  # clip the global gradient norm to this; None = no clipping
     jit_compile: bool | str = "auto"  # XLA: auto (on with a GPU, off on a CPU) | true | false (not on JAX)
     precision: str = "auto"  # the Keras dtype policy (tx_keras/training/choices.py)
+    step_parts: int | str = "auto"  # auto | N: row parts of a graph step (tx_keras/training/step_threads.py)
     deterministic: bool = False  # bit-identical reruns (training/determinism.py), slower
     backend: str = "tensorflow"  # the Keras backend: tensorflow | jax (tx_keras/runtime/keras_backend.py)
     distribution: str = "none"  # none | data_parallel (tx_keras/training/distribution.py)

@@ -1,0 +1,30 @@
+"""The real path's row against a variant of itself: each row in a fresh process (real_path_process.py),
+alternated A B B A, so that the machine's drift over the minutes lands on both and each neighbouring
+pair (A1 B1, B2 A2) gives one ratio; both pairs are printed, and their geometric mean is the figure. Two
+pairs give no interval: the pair ratios' spread is what the run can say."""
+
+from __future__ import annotations
+
+from tx_keras.benchmark.ratio_interval import geometric_mean
+from tx_keras.benchmark.real_path import RealPathSize
+from tx_keras.benchmark.real_path_process import real_path_in_own_process
+
+ORDER = (False, True, True, False)  # the variant's turns: ours, variant, variant, ours
+
+
+def race(size: RealPathSize, seed: int = 0, **variant) -> tuple[list[dict], list[dict], dict]:
+    """(ours' two rows, the variant's two rows, the ratios): `variant` holds the arguments of
+    `real_path_in_own_process` that make the other row. Ratios are ours over the variant's, so > 1
+    means ours is faster (steps a minute) or spends less CPU a step."""
+    rows = [real_path_in_own_process(size, seed, **(variant if turn else {})) for turn in ORDER]
+    ours = [row for row, turn in zip(rows, ORDER, strict=True) if not turn]
+    other = [row for row, turn in zip(rows, ORDER, strict=True) if turn]
+    wall = [a["steps_per_minute"] / b["steps_per_minute"] for a, b in zip(ours, other, strict=True)]
+    cpu = [b["cpu_ms_per_step"] / a["cpu_ms_per_step"] for a, b in zip(ours, other, strict=True)]
+    ratios = {
+        "pair_ratios": wall,  # ours' steps a minute over the variant's, per neighbouring pair
+        "cpu_pair_ratios": cpu,  # the variant's CPU per step over ours'
+        "ratio": geometric_mean(wall),
+        "cpu_ratio": geometric_mean(cpu),
+    }
+    return ours, other, ratios
