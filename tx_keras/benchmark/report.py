@@ -140,9 +140,10 @@ def _pools(row: dict) -> list[str]:
         if row["step_parts"] > 1
         else "the whole batch a step"
     )
+    pools = "as tx-train sets them" if row.get("planned_pools") else "TensorFlow's defaults"
     return [
         f"  {cut}, on {row['intra_op_threads']} intra-op and {row['inter_op_threads']} inter-op threads "
-        f"({row.get('thread_pools', 'in this process')})"
+        f"({pools})"
     ]
 
 

@@ -33,7 +33,8 @@ def main() -> None:
     size = spec["size"]
     size = RealPathSize(**{**size, "model": tuple(tuple(knob) for knob in size["model"])})
     row = real_path_row(size, spec["seed"], spec["every_position"])
-    print(PREFIX + json.dumps({**row, "thread_pools": pools}), flush=True)
+    row = {**row, "planned_pools": spec["planned_pools"], "thread_pools": pools}  # the plan's own line
+    print(PREFIX + json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":
