@@ -72,7 +72,7 @@ def step_in_parts(model: keras.Model, data, parts: int, training: bool) -> dict:
     def objective():
         weighted, tokens = [], []
         for part in pairwise(bounds):
-            x_part, y_part = keras.tree.map_structure(lambda t, rows=slice(*part): t[rows], (x, y))
+            x_part, y_part = keras.tree.map_structure(lambda t, cut=slice(*part): t[cut], (x, y))
             y_pred = model(x_part, training=training)
             counted = tf.reduce_sum(tf.cast(tf.not_equal(y_part, 0), tf.float32))
             loss = model.compute_loss(x_part, y_part, y_pred, training=training)
