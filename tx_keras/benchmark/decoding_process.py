@@ -12,24 +12,19 @@ its facts (pid, allocator, oneDNN state) come back with the rates, into the run'
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import subprocess
-import sys
 
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.timing import Timing
+from tx_keras.benchmark.worker_process import WorkerFailed, worker_answer
 from tx_keras.cli.decoding_worker import PREFIX
 
 WORKER = "tx_keras.cli.decoding_worker"
 
 
-class DecodingFailed(RuntimeError):
-    """The decoding worker ended without its answer."""
-
-
 def decoding_in_own_process(size: BenchSize, timing: Timing, fused_qkv: bool, saved_model: bool) -> dict:
-    """{"decoding": rates as `decoding_results` gives them, "process": the worker's facts}."""
+    """{"decoding": rates as `decoding_results` gives them, "process": the worker's facts}; raises
+    `WorkerFailed` when the worker ends without them."""
     spec = {
         "size": dataclasses.asdict(size),
         "outputs": list(timing.outputs),
@@ -37,13 +32,6 @@ def decoding_in_own_process(size: BenchSize, timing: Timing, fused_qkv: bool, sa
         "fused_qkv": fused_qkv,
         "saved_model": saved_model,
     }
-    done = subprocess.run(
-        [sys.executable, "-m", WORKER, json.dumps(spec)], capture_output=True, text=True, check=False
-    )
-    answers = [line[len(PREFIX) :] for line in done.stdout.splitlines() if line.startswith(PREFIX)]
-    if done.returncode != 0 or not answers:
-        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise DecodingFailed(f"the decoding worker ended with code {done.returncode}: {last}")
-    answer = json.loads(answers[-1])
+    answer = worker_answer(WORKER, spec, PREFIX, WorkerFailed)
     answer["process"]["parent_pid"] = os.getpid()  # tx-bench's own: the report shows they differ
     return answer

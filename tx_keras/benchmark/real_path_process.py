@@ -3,43 +3,31 @@
 TensorFlow sizes its thread pools once per process, when its runtime starts, and tx-train chooses them
 for the run before that (training/step_threads.py: one intra-op thread and a step in two row parts on 2
 cores). A row that stands for a user's run must start the same way; a row with TensorFlow's default
-pools is its peer (real_path_race.py). The worker inherits this process's environment: the allocator
-(`TX_KERAS_ALLOCATOR`) and TensorFlow's switches (`--onednn`) are the same.
+pools is its peer (real_path_race.py). The worker inherits this process's environment
+(benchmark/worker_process.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import subprocess
-import sys
 
 from tx_keras.benchmark.real_path import RealPathSize
+from tx_keras.benchmark.worker_process import WorkerFailed, worker_answer
 from tx_keras.cli.real_path_worker import PREFIX
 
 WORKER = "tx_keras.cli.real_path_worker"
-
-
-class RealPathFailed(RuntimeError):
-    """The real-path worker ended without its row."""
 
 
 def real_path_in_own_process(
     size: RealPathSize, seed: int = 0, every_position: bool = False, planned_pools: bool = True
 ) -> dict:
     """`real_path_row(size, seed, every_position)` in a fresh process whose thread pools are tx-train's
-    plan (`planned_pools`) or TensorFlow's defaults; the row, with `thread_pools` saying which."""
+    plan (`planned_pools`) or TensorFlow's defaults; the row, with `planned_pools` and the plan's line
+    (`thread_pools`). Raises `WorkerFailed` when the worker ends without it."""
     spec = {
         "size": dataclasses.asdict(size),
         "seed": seed,
         "every_position": every_position,
         "planned_pools": planned_pools,
     }
-    done = subprocess.run(
-        [sys.executable, "-m", WORKER, json.dumps(spec)], capture_output=True, text=True, check=False
-    )
-    answers = [line[len(PREFIX) :] for line in done.stdout.splitlines() if line.startswith(PREFIX)]
-    if done.returncode != 0 or not answers:
-        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise RealPathFailed(f"the real-path worker ended with code {done.returncode}: {last}")
-    return json.loads(answers[-1])
+    return worker_answer(WORKER, spec, PREFIX, WorkerFailed)

@@ -32,8 +32,8 @@ def run_benchmark(
     each train in a fresh process, its thread pools as tx-train plans them (real_path_process.py).
 
     Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %,
-    DecodingFailed when the decoding process ends without its rates, RealPathFailed when a real-path
-    process ends without its row.
+    WorkerFailed when the decoding process ends without its rates or a real-path process without its
+    row.
     """
     results = training_blocks(size, timing, precisions, jit_compile, fused_qkv, every_position)
     if real_path is not None and every_position:  # the real path too, against itself at every position

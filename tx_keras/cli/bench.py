@@ -265,13 +265,12 @@ def _tensorflow_run(args, size, timing, precisions, jit, fused_qkv) -> None:
     select_backend("tensorflow")
     configure_allocator()  # as tx-train's, so the real path is timed as users train
     start_tensorflow()  # its CUDA start-up lines stay off stderr
-    from tx_keras.benchmark.decoding_process import DecodingFailed
     from tx_keras.benchmark.parity import ParityError
     from tx_keras.benchmark.real_path import QUICK_REAL_PATH, RealPathSize
-    from tx_keras.benchmark.real_path_process import RealPathFailed
     from tx_keras.benchmark.report import render
     from tx_keras.benchmark.suite import run_benchmark
     from tx_keras.benchmark.training_blocks import supported_precisions
+    from tx_keras.benchmark.worker_process import WorkerFailed
 
     real_path = QUICK_REAL_PATH if args.quick else RealPathSize()
     try:
@@ -286,7 +285,7 @@ def _tensorflow_run(args, size, timing, precisions, jit, fused_qkv) -> None:
             every_position=args.every_position,
             row_parts=args.row_parts,
         )
-    except (ParityError, DecodingFailed, RealPathFailed) as error:
+    except (ParityError, WorkerFailed) as error:
         _fail(str(error))
     print(json.dumps(results, indent=2) if args.json else render(results))
 

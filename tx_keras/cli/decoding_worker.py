@@ -11,19 +11,15 @@ import json
 import os
 import sys
 
+from tx_keras.benchmark.worker_process import answer, start_worker
 from tx_keras.runtime import allocator
-from tx_keras.runtime.keras_backend import select_backend
 
 PREFIX = "TXD "
 
 
 def main() -> None:
     spec = json.loads(sys.argv[1])
-    select_backend("tensorflow")  # before Keras's first import
-    allocator.configure_allocator()  # as tx-translate's process
-    from tx_keras.runtime.quiet_startup import start_tensorflow
-
-    start_tensorflow()
+    start_worker()  # as tx-translate's process starts
     from tx_keras.benchmark.decoding_speed import decoding_results
     from tx_keras.benchmark.machine import onednn_enabled
     from tx_keras.benchmark.size import BenchSize
@@ -32,7 +28,7 @@ def main() -> None:
         BenchSize(**spec["size"]), spec["outputs"], spec["repeats"], spec["fused_qkv"], spec["saved_model"]
     )
     process = {"pid": os.getpid(), "allocator": allocator.applied(), "onednn": onednn_enabled()}
-    print(PREFIX + json.dumps({"decoding": rates, "process": process}), flush=True)
+    answer(PREFIX, {"decoding": rates, "process": process})
 
 
 if __name__ == "__main__":

@@ -11,19 +11,14 @@ from __future__ import annotations
 import json
 import sys
 
-from tx_keras.runtime import allocator
-from tx_keras.runtime.keras_backend import select_backend
+from tx_keras.benchmark.worker_process import answer, start_worker
 
 PREFIX = "TXR "
 
 
 def main() -> None:
     spec = json.loads(sys.argv[1])
-    select_backend("tensorflow")  # before Keras's first import
-    allocator.configure_allocator()  # as tx-train's process
-    from tx_keras.runtime.quiet_startup import start_tensorflow
-
-    start_tensorflow()
+    start_worker()  # as tx-train's process starts
     from tx_keras.benchmark.real_path import RealPathSize, preset, real_path_row
     from tx_keras.training.step_threads import plan_step_threads
 
@@ -33,8 +28,7 @@ def main() -> None:
     size = spec["size"]
     size = RealPathSize(**{**size, "model": tuple(tuple(knob) for knob in size["model"])})
     row = real_path_row(size, spec["seed"], spec["every_position"])
-    row = {**row, "planned_pools": spec["planned_pools"], "thread_pools": pools}  # the plan's own line
-    print(PREFIX + json.dumps(row), flush=True)
+    answer(PREFIX, {**row, "planned_pools": spec["planned_pools"], "thread_pools": pools})
 
 
 if __name__ == "__main__":

@@ -40,12 +40,12 @@ def planned_parts(trainer: Mapping, cores: int) -> int:
 def plan_step_threads(trainer: Mapping) -> str:
     """Before TensorFlow's runtime starts: set its pools for the planned parts (module docstring).
     Returns a line for the run's log saying what was chosen."""
+    given = [name for name in POOL_VARIABLES if os.environ.get(name)]
+    if given:  # the user's, or a parallel sweep's budget; the step is cut if they give 1 intra-op thread
+        return f"thread pools: left as {given[0]}={os.environ[given[0]]} sets them"
     parts = planned_parts(trainer, usable_cores())
     if parts == 1:
         return "thread pools: TensorFlow's defaults (the step in one part)"
-    given = [name for name in POOL_VARIABLES if os.environ.get(name)]
-    if given:
-        return f"thread pools: left as {given[0]}={os.environ[given[0]]} sets them"
     import tensorflow as tf
 
     if tf.config.list_physical_devices("GPU"):
