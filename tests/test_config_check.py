@@ -122,6 +122,19 @@ def _problem(compose_config, *overrides) -> str:
             "trainer.backend=jax trainer.jit_compile=false",
             "trainer.jit_compile=false with trainer.backend=jax: JAX would run every op",
         ),
+        ("trainer.step_parts=0", "trainer.step_parts=0 is not allowed; choose auto or a whole number >= 1"),
+        (
+            "trainer.step_parts=2 trainer.backend=jax",
+            "trainer.step_parts=2 with trainer.backend=jax: a compiled step is scheduled by XLA",
+        ),
+        (
+            "trainer.step_parts=2 trainer.jit_compile=true",
+            "trainer.step_parts=2 with trainer.jit_compile=true: a compiled step is scheduled by XLA",
+        ),
+        (
+            "trainer.step_parts=2 trainer.distribution=data_parallel",
+            "trainer.step_parts=2 with trainer.distribution=data_parallel: the replicas already run side by",
+        ),
     ],
 )
 def test_bad_values_give_one_line(compose_config, override, message):
