@@ -26,6 +26,7 @@ from tx_keras.models.model_config import ATTENTION_KINDS, FIELDS, ModelConfig
 from tx_keras.norm_placement import NORM_MODES
 from tx_keras.runtime.keras_backend import BACKENDS, missing_backend
 from tx_keras.training.choices import DISTRIBUTIONS, PRECISIONS, SCHEDULES
+from tx_keras.training.compiled_step import step_is_compiled
 from tx_keras.training.logging_config import LoggingConfig
 from tx_keras.training.process_group import ProcessGroup
 from tx_keras.training.trainer_config import TrainerConfig
@@ -263,7 +264,7 @@ def _check_step_parts(trainer: Mapping) -> None:
     parts = trainer.get("step_parts")
     if parts in ("auto", 1):
         return
-    if trainer["backend"] == "jax" or trainer["jit_compile"] is True:
+    if step_is_compiled(trainer):
         setting = "backend=jax" if trainer["backend"] == "jax" else "jit_compile=true"
         raise ConfigError(
             f"trainer.step_parts={parts} with trainer.{setting}: a compiled step is scheduled by XLA, "

@@ -153,7 +153,6 @@ def _rates(values: list[float]) -> str:
 
 def _real_path_parts(parts: dict) -> list[str]:
     """--row-parts: the real path against itself on TensorFlow's default pools, A B B A."""
-
     pairs = ", ".join(f"{ratio:.2f}x" for ratio in parts["pair_ratios"])
     cores = ", ".join(f"{value:.2f}" for value in parts["default_pools_cpu_per_wall"])
     ours_cores = ", ".join(f"{value:.2f}" for value in parts["ours_cpu_per_wall"])

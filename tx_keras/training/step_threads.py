@@ -18,6 +18,7 @@ import os
 from collections.abc import Mapping
 
 from tx_keras.runtime.cpu_share import usable_cores
+from tx_keras.training.compiled_step import step_is_compiled
 
 AUTO_CORES = 2  # auto cuts the step where the process has this many cores (measured there only)
 POOL_VARIABLES = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")
@@ -29,11 +30,7 @@ def planned_parts(trainer: Mapping, cores: int) -> int:
     parts = trainer.get("step_parts", "auto")
     if parts != "auto":
         return int(parts)
-    graph_step = (
-        trainer.get("backend") == "tensorflow"
-        and trainer.get("jit_compile") is not True
-        and trainer.get("distribution", "none") == "none"
-    )
+    graph_step = not step_is_compiled(trainer) and trainer.get("distribution", "none") == "none"
     return 2 if graph_step and cores == AUTO_CORES else 1
 
 
