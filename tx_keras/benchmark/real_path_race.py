@@ -12,19 +12,28 @@ from tx_keras.benchmark.real_path_process import real_path_in_own_process
 ORDER = (False, True, True, False)  # the variant's turns: ours, variant, variant, ours
 
 
-def race(size: RealPathSize, seed: int = 0, **variant) -> tuple[list[dict], list[dict], dict]:
-    """(ours' two rows, the variant's two rows, the ratios): `variant` holds the arguments of
-    `real_path_in_own_process` that make the other row. Ratios are ours over the variant's, so > 1
-    means ours is faster (steps a minute) or spends less CPU a step."""
+def race(size: RealPathSize, name: str, seed: int = 0, **variant) -> tuple[dict, dict]:
+    """(ours' first row, as without the race; the race): `variant` holds the arguments of
+    `real_path_in_own_process` that make the other row, `name` its key prefix. The race holds the
+    order, each side's steps a minute, CPU ms a step and cores busy, and the ratios, ours over the
+    variant's, so > 1 means ours is faster (steps a minute) or spends less CPU a step."""
     rows = [real_path_in_own_process(size, seed, **(variant if turn else {})) for turn in ORDER]
-    ours = [row for row, turn in zip(rows, ORDER, strict=True) if not turn]
-    other = [row for row, turn in zip(rows, ORDER, strict=True) if turn]
+    sides = {
+        "ours": [row for row, turn in zip(rows, ORDER, strict=True) if not turn],
+        name: [row for row, turn in zip(rows, ORDER, strict=True) if turn],
+    }
+    ours, other = sides.values()
     wall = [a["steps_per_minute"] / b["steps_per_minute"] for a, b in zip(ours, other, strict=True)]
     cpu = [b["cpu_ms_per_step"] / a["cpu_ms_per_step"] for a, b in zip(ours, other, strict=True)]
-    ratios = {
+    return ours[0], {
+        "order": [name if turn else "ours" for turn in ORDER],
+        **{
+            f"{side}_{figure}": [row[figure] for row in side_rows]
+            for figure in ("steps_per_minute", "cpu_ms_per_step", "cpu_per_wall")
+            for side, side_rows in sides.items()
+        },
         "pair_ratios": wall,  # ours' steps a minute over the variant's, per neighbouring pair
         "cpu_pair_ratios": cpu,  # the variant's CPU per step over ours'
         "ratio": geometric_mean(wall),
         "cpu_ratio": geometric_mean(cpu),
     }
-    return ours, other, ratios
