@@ -496,6 +496,25 @@ def test_quick_bench_decoding(quick_report):
     assert quick_report["machine"]["onednn"] is False and quick_report["machine"]["onednn_env"] == "0"
 
 
+def test_quick_bench_decodes_on_tx_translates_pools_beside_the_defaults(quick_report):
+    """The decoding worker starts as tx-translate (decoding/row_parts.py's plan: 1 intra-op thread on 2
+    cores, CI's machine); where that changed the pools, a second worker decodes on TensorFlow's."""
+    process = quick_report["decoding_process"]
+    assert process["planned_pools"] is True and process["thread_pools"].startswith("thread pools: ")
+    report = render(quick_report).splitlines()
+    assert any(line.endswith(process["thread_pools"]) for line in report if "fresh process (pid" in line)
+    if process["intra_op_threads"] != 1:
+        assert "decoding_default_pools" not in quick_report
+        return
+    assert process["inter_op_threads"] == 2 and process["thread_pools"].endswith("(decoding in 2 row parts)")
+    default = quick_report["decoding_default_pools"]
+    assert default.keys() == quick_report["decoding"].keys()
+    assert min(default["8"][key] for key in ("cached", "prefix", "speedup")) > 0
+    (gain,) = [line for line in report if line.startswith("  the planned pools against the defaults: ")]
+    expected = quick_report["decoding"]["8"]["cached"] / default["8"]["cached"]
+    assert "8 tokens prefix " in gain and f"cached {expected:.2f}x" in gain and "SavedModel " in gain
+
+
 def test_a_decoding_worker_that_fails_is_one_line_error(monkeypatch):
     monkeypatch.setattr(decoding_process, "WORKER", "tx_keras.no_such_worker")
     with pytest.raises(WorkerFailed, match=r"no_such_worker ended with code 1: .*No module named tx_keras"):

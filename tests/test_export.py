@@ -1,6 +1,7 @@
 """The exported SavedModel: loads without tx_keras, translates as in-process, never fails on text."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from tx_keras.data import build_task
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.export import WordCodec
 from tx_keras.models import Transformer
+from tx_keras.runtime.pool_plan import POOL_VARIABLES
 
 SIGNATURES = ["logits", "serving_default", "tokenize", "translate", "translate_with_attention"]
 
@@ -204,3 +206,27 @@ def test_tx_translate_prints_translations_and_alignments(exported, tmp_path):
     missing = _cli(_script("tx-translate"), str(tmp_path / "nowhere"), "hello", cwd=tmp_path)
     assert missing.returncode == 2
     assert missing.stderr.strip().splitlines()[-1].startswith("tx-translate: error: ")
+
+
+def test_tx_translate_decodes_on_its_planned_pools(exported, tmp_path):
+    """On 2 usable cores (CI's machine) tx-translate runs TensorFlow on 1 intra-op and 2 inter-op threads,
+    one decoding loop per core (decoding/row_parts.py); elsewhere on TensorFlow's defaults (0 = unset)."""
+    run_dir, _ = exported
+    script = (
+        "import sys, tensorflow as tf; from tx_keras.cli import translate; from tx_keras.runtime.cpu_share "
+        "import usable_cores; translate.main(sys.argv[1:]); threading = tf.config.threading; "
+        "print(usable_cores(), threading.get_intra_op_parallelism_threads(), "
+        "threading.get_inter_op_parallelism_threads())"
+    )
+    environment = {k: v for k, v in os.environ.items() if k not in POOL_VARIABLES}
+    shown = subprocess.run(
+        [sys.executable, "-c", script, str(run_dir), "the cat"],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    cores, intra, inter = map(int, shown.stdout.splitlines()[-1].split())
+    assert (intra, inter) == ((1, 2) if cores == 2 else (0, 0))

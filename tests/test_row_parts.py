@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tx_keras.decoding import row_parts
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
-from tx_keras.decoding.row_parts import concurrent_loops, in_row_parts
+from tx_keras.decoding.row_parts import concurrent_loops, in_row_parts, plan_decoding_threads
 from tx_keras.runtime import thread_pools
 
 
@@ -74,3 +75,22 @@ def test_an_empty_part_and_tuple_outputs_concatenate_in_row_order():
     ids, first = parted(tf.constant([[1, 2], [3, 4], [5, 6]]))
     np.testing.assert_array_equal(ids, [[10, 20], [30, 40], [50, 60]])
     np.testing.assert_array_equal(first, [[1.0], [3.0], [5.0]])
+
+
+def test_the_decoding_plan_sets_the_pools_on_two_cores_unless_the_user_did(monkeypatch):
+    """tx-translate's plan, through tf.config.threading (recorded here: this process keeps its pools)."""
+    pools = {}
+    for pool in ("intra", "inter"):
+        setter = f"set_{pool}_op_parallelism_threads"
+        monkeypatch.setattr(tf.config.threading, setter, lambda n, pool=pool: pools.__setitem__(pool, n))
+    monkeypatch.setattr(row_parts, "usable_cores", lambda: 2)
+    monkeypatch.delenv("TF_NUM_INTRAOP_THREADS", raising=False)
+    monkeypatch.delenv("TF_NUM_INTEROP_THREADS", raising=False)
+    line = plan_decoding_threads()
+    assert line.endswith("(decoding in 2 row parts)") and pools == {"intra": 1, "inter": 2}
+    pools.clear()
+    monkeypatch.setenv("TF_NUM_INTEROP_THREADS", "1")  # the user's: one loop, their pools
+    assert "left as TF_NUM_INTEROP_THREADS=1" in plan_decoding_threads() and pools == {}
+    monkeypatch.delenv("TF_NUM_INTEROP_THREADS")
+    monkeypatch.setattr(row_parts, "usable_cores", lambda: 8)  # not measured there: TensorFlow's defaults
+    assert "defaults" in plan_decoding_threads() and pools == {}

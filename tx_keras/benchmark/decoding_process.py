@@ -6,7 +6,8 @@ held minutes of three models' training: in one process the cached decoder lost ~
 real-path row (docs/performance.md, "Adam in one kernel, and what the one-arena allocator costs
 decoding"), a trace of the benchmark's order, not of decoding. The worker inherits this process's
 environment, so the allocator (`TX_KERAS_ALLOCATOR`) and TensorFlow's switches (`--onednn`) are the same;
-its facts (pid, allocator, oneDNN state) come back with the rates, into the run's JSON.
+its facts (pid, allocator, oneDNN state, thread pools) come back with the rates, into the run's JSON.
+Its pools are tx-translate's plan, or TensorFlow's defaults for the comparison (`planned_pools`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from tx_keras.cli.decoding_worker import PREFIX
 WORKER = "tx_keras.cli.decoding_worker"
 
 
-def decoding_in_own_process(size: BenchSize, timing: Timing, fused_qkv: bool, saved_model: bool) -> dict:
+def decoding_in_own_process(
+    size: BenchSize, timing: Timing, fused_qkv: bool, saved_model: bool, planned_pools: bool = True
+) -> dict:
     """{"decoding": rates as `decoding_results` gives them, "process": the worker's facts}; raises
     `WorkerFailed` when the worker ends without them."""
     spec = {
@@ -31,6 +34,7 @@ def decoding_in_own_process(size: BenchSize, timing: Timing, fused_qkv: bool, sa
         "repeats": timing.repeats,
         "fused_qkv": fused_qkv,
         "saved_model": saved_model,
+        "planned_pools": planned_pools,
     }
     answer = worker_answer(WORKER, spec, PREFIX, WorkerFailed)
     answer["process"]["parent_pid"] = os.getpid()  # tx-bench's own: the report shows they differ

@@ -218,9 +218,21 @@ def render(results: dict) -> str:
         return "\n".join(lines)
     batch = results["size"]["batch"]
     if process := results.get("decoding_process"):
+        pools = f"; {process['thread_pools']}" if "thread_pools" in process else ""
         lines += ["", f"greedy decoding in a fresh process (pid {process['pid']}); {process['allocator']}"]
+        lines[-1] += pools
     lines += ["", f"greedy decoding, float32 (batch {batch})  {'prefix':>8} {'cached':>10} {'speedup':>8}"]
-    for key, rates in results["decoding"].items():
+    lines += _decoding_rows(results["decoding"])
+    if default := results.get("decoding_default_pools"):
+        lines += ["  on TensorFlow's default thread pools (another fresh process, after it):"]
+        lines += _decoding_rows(default)
+        lines.append("  the planned pools against the defaults: " + _pools_gain(results["decoding"], default))
+    return "\n".join(lines)
+
+
+def _decoding_rows(decoding: dict) -> list[str]:
+    lines = []
+    for key, rates in decoding.items():
         if isinstance(rates, dict):
             lines.append(
                 f"  {key + ' output tokens':<32} {rates['prefix']:>10,.0f} {rates['cached']:>10,.0f} "
@@ -231,7 +243,22 @@ def render(results: dict) -> str:
             lines.append(
                 f"  SavedModel translate, {outputs} tokens {'':>10} {rates:>10,.0f}           tokens/s"
             )
-    return "\n".join(lines)
+    return lines
+
+
+def _pools_gain(planned: dict, default: dict) -> str:
+    """Each decoder's tokens/s on the planned pools over the defaults' (two processes, one after the
+    other: unpaired, so a ratio without an interval)."""
+    parts = []
+    for key, rates in planned.items():
+        if isinstance(rates, dict):
+            parts.append(
+                f"{key} tokens prefix {rates['prefix'] / default[key]['prefix']:.2f}x, "
+                f"cached {rates['cached'] / default[key]['cached']:.2f}x"
+            )
+        else:
+            parts.append(f"SavedModel {rates / default[key]:.2f}x")
+    return "; ".join(parts) + " (tokens/s, unpaired)"
 
 
 def _race_block(block: dict, timing: dict) -> list[str]:

@@ -4,6 +4,8 @@ training path, then greedy decoding and the SavedModel in a fresh process (decod
 
 from __future__ import annotations
 
+import os
+
 from tx_keras.benchmark.decoding_process import decoding_in_own_process
 from tx_keras.benchmark.real_path import RealPathSize
 from tx_keras.benchmark.real_path_gather import gather_worth
@@ -12,6 +14,7 @@ from tx_keras.benchmark.real_path_process import real_path_in_own_process
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.timing import Timing
 from tx_keras.benchmark.training_blocks import finish, training_blocks
+from tx_keras.runtime.pool_plan import POOL_VARIABLES
 
 
 def run_benchmark(
@@ -26,14 +29,15 @@ def run_benchmark(
     row_parts: bool = False,
 ) -> dict:
     """Parity check, matched precision blocks, the real training path (when `real_path` is given),
-    decoding speed. `every_position` adds ours trained on every position to the blocks (peers.py) and
-    races it on the real path (real_path_gather.py); `row_parts` races the real path against itself on
-    TensorFlow's default thread pools, the whole batch a step (real_path_parts.py). The real path's rows
-    each train in a fresh process, its thread pools as tx-train plans them (real_path_process.py).
+        decoding speed. `every_position` adds ours trained on every position to the blocks (peers.py) and
+        races it on the real path (real_path_gather.py); `row_parts` races the real path against itself on
+        TensorFlow's default thread pools, the whole batch a step (real_path_parts.py). The real path's rows
+        each train in a fresh process, its thread pools as tx-train plans them (real_path_process.py);
+    decoding runs in one on tx-translate's pools and, where those differ, in one more on TensorFlow's.
 
-    Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %,
-    WorkerFailed when the decoding process ends without its rates or a real-path process without its
-    row.
+        Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %,
+        WorkerFailed when the decoding process ends without its rates or a real-path process without its
+        row.
     """
     results = training_blocks(size, timing, precisions, jit_compile, fused_qkv, every_position)
     if real_path is not None and every_position:  # the real path too, against itself at every position
@@ -45,4 +49,8 @@ def run_benchmark(
         results["real_path"] = real_path_in_own_process(real_path)
     decoding = decoding_in_own_process(size, timing, fused_qkv, saved_model)
     results["decoding"], results["decoding_process"] = decoding["decoding"], decoding["process"]
+    planned = results["decoding_process"]["intra_op_threads"] == 1
+    if planned and not any(os.environ.get(name) for name in POOL_VARIABLES):  # the same on TF's defaults
+        default = decoding_in_own_process(size, timing, fused_qkv, saved_model, planned_pools=False)
+        results["decoding_default_pools"] = default["decoding"]
     return finish(results)

@@ -109,7 +109,10 @@ def main(argv: list[str] | None = None) -> None:
     start_tensorflow()  # its CUDA start-up lines stay off stderr
     import tensorflow as tf
 
+    from tx_keras.decoding.row_parts import plan_decoding_threads
     from tx_keras.export.saved_model_loader import load_saved_model
+
+    plan_decoding_threads()  # before the runtime starts: each decoding loop on a core of its own
 
     model = load_saved_model(saved_model)
     texts = tf.constant(sentences)

@@ -6,6 +6,10 @@ loops over the two halves of the batch are independent chains in one graph, and 
 each core. At tx-bench's size (Zen 5 EPYC, 2 cores, quiet; docs/performance.md "Both cores while
 decoding") cached greedy decoding of 64 sentences took 0.74-0.78x the wall time in two halves, the prefix
 decoder 0.83x, at the same or less CPU time and with the same words; four parts on two cores were slower.
+On one intra-op thread and two inter-op threads, each half keeps its core without handing ops between
+threads: tx-translate plans those pools on 2 cores (`plan_decoding_threads`; AMX Xeon, docs/performance.md
+"Decoding on the planned pools": cached decoding 1.34x, the SavedModel's translate 1.43x TensorFlow's
+default pools).
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import pairwise
 
+from tx_keras.runtime.cpu_share import usable_cores
+from tx_keras.runtime.pool_plan import plan_pools
 from tx_keras.runtime.thread_pools import inter_op_threads
 
 # Measured on 2 cores only: more parts than that were slower there, and more cores were not at hand.
@@ -24,6 +30,15 @@ def concurrent_loops() -> int:
     setting, else TF_NUM_INTEROP_THREADS, else one per usable core, TensorFlow's own default), at most
     MOST_PARTS. A sweep job with one inter-op thread (training/job.py) decodes in one loop."""
     return max(1, min(inter_op_threads(), MOST_PARTS))
+
+
+def plan_decoding_threads() -> str:
+    """For a command that decodes (tx-translate), before TensorFlow's runtime starts: one intra-op thread
+    and MOST_PARTS inter-op threads where the process has MOST_PARTS usable cores (the one size measured),
+    else TensorFlow's defaults (runtime/pool_plan.py). A line saying which."""
+    if usable_cores() != MOST_PARTS:
+        return f"thread pools: TensorFlow's defaults (planned for decoding on {MOST_PARTS} cores only)"
+    return plan_pools(MOST_PARTS, "decoding")
 
 
 def in_row_parts(decode: Callable, parts: int) -> Callable:
