@@ -513,6 +513,14 @@ def test_quick_bench_decodes_on_tx_translates_pools_beside_the_defaults(quick_re
     (gain,) = [line for line in report if line.startswith("  the planned pools against the defaults: ")]
     expected = quick_report["decoding"]["8"]["cached"] / default["8"]["cached"]
     assert "8 tokens prefix " in gain and f"cached {expected:.2f}x" in gain and "SavedModel " in gain
+    table = markdown([quick_report]).splitlines()  # the docs' table: one row per process and length
+    for key, where in (("decoding", "tx-translate's pools"), ("decoding_default_pools", "default pools")):
+        (row,) = [
+            line
+            for line in table
+            if line.startswith("| 1 | 8 output tokens, own process, ") and where in line
+        ]
+        assert f"| {quick_report[key]['8']['cached']:,.0f} |" in row
 
 
 def test_a_decoding_worker_that_fails_is_one_line_error(monkeypatch):

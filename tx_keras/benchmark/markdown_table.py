@@ -151,11 +151,13 @@ def markdown(runs: list[dict]) -> str:
         for block in results["blocks"]:
             lines += _rows(run, results, block)
     lines += ["", *(_run_note(run, results) for run, results in enumerate(runs, 1))]
-    # Runs since 2026-12-04 evening decode in a fresh process (decoding_process.py), older after training.
+    # Runs since 2026-12-04 evening decode in a fresh process (decoding_process.py), older after training;
+    # since 2026-12-05 evening on tx-translate's pools, beside a process on TensorFlow's where they differ.
     decoding = [
-        (run, key, rates, ", own process" if "decoding_process" in results else "")
+        (run, key, rates, where)
         for run, results in enumerate(runs, 1)
-        for key, rates in results.get("decoding", {}).items()
+        for part, where in _decoding_parts(results)
+        for key, rates in results.get(part, {}).items()
         if isinstance(rates, dict)
     ]
     if decoding:
@@ -170,3 +172,16 @@ def markdown(runs: list[dict]) -> str:
             ),
         ]
     return "\n".join(lines)
+
+
+def _decoding_parts(results: dict) -> list[tuple[str, str]]:
+    """The run's decoding results and how each was run, for the table's second column."""
+    process = results.get("decoding_process")
+    if process is None:
+        return [("decoding", "")]
+    if "decoding_default_pools" not in results:
+        return [("decoding", ", own process")]
+    return [
+        ("decoding", ", own process, tx-translate's pools (1 intra-op thread)"),
+        ("decoding_default_pools", ", own process, TensorFlow's default pools"),
+    ]
