@@ -29,15 +29,15 @@ def run_benchmark(
     row_parts: bool = False,
 ) -> dict:
     """Parity check, matched precision blocks, the real training path (when `real_path` is given),
-        decoding speed. `every_position` adds ours trained on every position to the blocks (peers.py) and
-        races it on the real path (real_path_gather.py); `row_parts` races the real path against itself on
-        TensorFlow's default thread pools, the whole batch a step (real_path_parts.py). The real path's rows
-        each train in a fresh process, its thread pools as tx-train plans them (real_path_process.py);
+    decoding speed. `every_position` adds ours trained on every position to the blocks (peers.py) and
+    races it on the real path (real_path_gather.py); `row_parts` races the real path against itself on
+    TensorFlow's default thread pools, the whole batch a step (real_path_parts.py). The real path's rows
+    each train in a fresh process, its thread pools as tx-train plans them (real_path_process.py);
     decoding runs in one on tx-translate's pools and, where those differ, in one more on TensorFlow's.
 
-        Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %,
-        WorkerFailed when the decoding process ends without its rates or a real-path process without its
-        row.
+    Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %,
+    WorkerFailed when the decoding process ends without its rates or a real-path process without its
+    row.
     """
     results = training_blocks(size, timing, precisions, jit_compile, fused_qkv, every_position)
     if real_path is not None and every_position:  # the real path too, against itself at every position

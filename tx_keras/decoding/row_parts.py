@@ -8,8 +8,8 @@ decoding") cached greedy decoding of 64 sentences took 0.74-0.78x the wall time 
 decoder 0.83x, at the same or less CPU time and with the same words; four parts on two cores were slower.
 On one intra-op thread and two inter-op threads, each half keeps its core without handing ops between
 threads: tx-translate plans those pools on 2 cores (`plan_decoding_threads`; AMX Xeon, docs/performance.md
-"Decoding on the planned pools": cached decoding 1.34x, the SavedModel's translate 1.43x TensorFlow's
-default pools).
+"Decoding on the planned pools": cached decoding 1.32-1.43x, the SavedModel's translate 1.42x the
+speed on TensorFlow's default pools).
 """
 
 from __future__ import annotations
