@@ -17,6 +17,7 @@ from tx_keras.data import build_task
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.export import WordCodec
 from tx_keras.models import Transformer
+from tx_keras.runtime.cpu_share import usable_cores
 from tx_keras.runtime.pool_plan import POOL_VARIABLES
 
 SIGNATURES = ["logits", "serving_default", "tokenize", "translate", "translate_with_attention"]
@@ -64,6 +65,9 @@ def test_a_completed_run_is_exported(exported):
     manifest = json.loads((run_dir / "export/export.json").read_text())
     assert manifest["signatures"] == SIGNATURES
     assert manifest["beam_width"] == 4 and manifest["requires_tensorflow_text"] is False
+    # the loops its decoders were traced with: one per inter-op thread of tx-train's process, at most 2
+    inter_op = int(os.environ.get("TF_NUM_INTEROP_THREADS") or usable_cores())
+    assert manifest["decoding_loops"] == max(1, min(inter_op, 2))
     assert not list(run_dir.glob(".export*")), "the temporary build folder must be gone"
 
 
@@ -208,10 +212,9 @@ def test_tx_translate_prints_translations_and_alignments(exported, tmp_path):
     assert missing.stderr.strip().splitlines()[-1].startswith("tx-translate: error: ")
 
 
-def test_tx_translate_decodes_on_its_planned_pools(exported, tmp_path):
-    """On 2 usable cores (CI's machine) tx-translate runs TensorFlow on 1 intra-op and 2 inter-op threads,
-    one decoding loop per core (decoding/row_parts.py); elsewhere on TensorFlow's defaults (0 = unset)."""
-    run_dir, _ = exported
+def _translate_pools(export: Path, cwd: Path) -> tuple[int, int, int]:
+    """usable cores, intra-op and inter-op threads (0 = TensorFlow's default) of a tx-translate process
+    that translated with `export`, started without pool variables."""
     script = (
         "import sys, tensorflow as tf; from tx_keras.cli import translate; from tx_keras.runtime.cpu_share "
         "import usable_cores; translate.main(sys.argv[1:]); threading = tf.config.threading; "
@@ -220,8 +223,8 @@ def test_tx_translate_decodes_on_its_planned_pools(exported, tmp_path):
     )
     environment = {k: v for k, v in os.environ.items() if k not in POOL_VARIABLES}
     shown = subprocess.run(
-        [sys.executable, "-c", script, str(run_dir), "the cat"],
-        cwd=tmp_path,
+        [sys.executable, "-c", script, str(export), "the cat"],
+        cwd=cwd,
         env=environment,
         capture_output=True,
         text=True,
@@ -229,4 +232,18 @@ def test_tx_translate_decodes_on_its_planned_pools(exported, tmp_path):
     )
     assert shown.returncode == 0, shown.stderr[-2000:]
     cores, intra, inter = map(int, shown.stdout.splitlines()[-1].split())
-    assert (intra, inter) == ((1, 2) if cores == 2 else (0, 0))
+    return cores, intra, inter
+
+
+def test_tx_translate_decodes_on_its_planned_pools(exported, tmp_path):
+    """On 2 usable cores (CI's machine), for an export whose decoders run two loops, tx-translate runs
+    TensorFlow on 1 intra-op and 2 inter-op threads, one loop per core (decoding/row_parts.py); elsewhere,
+    or for an export traced with one loop (a core would idle), on TensorFlow's defaults (0 = unset)."""
+    run_dir, _ = exported
+    loops = json.loads((run_dir / "export/export.json").read_text())["decoding_loops"]
+    cores, intra, inter = _translate_pools(run_dir / "export", tmp_path)
+    assert (intra, inter) == ((1, 2) if cores == 2 and loops == 2 else (0, 0))
+    one_loop = shutil.copytree(run_dir / "export", tmp_path / "export")
+    manifest = json.loads((one_loop / "export.json").read_text())
+    (one_loop / "export.json").write_text(json.dumps({**manifest, "decoding_loops": 1}))
+    assert _translate_pools(one_loop, tmp_path)[1:] == (0, 0)

@@ -94,3 +94,6 @@ def test_the_decoding_plan_sets_the_pools_on_two_cores_unless_the_user_did(monke
     monkeypatch.delenv("TF_NUM_INTEROP_THREADS")
     monkeypatch.setattr(row_parts, "usable_cores", lambda: 8)  # not measured there: TensorFlow's defaults
     assert "defaults" in plan_decoding_threads() and pools == {}
+    monkeypatch.setattr(row_parts, "usable_cores", lambda: 2)
+    for loops in (1, None):  # an export traced with one loop, or one that does not say: one core would idle
+        assert "defaults" in plan_decoding_threads(loops) and pools == {}

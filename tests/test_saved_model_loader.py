@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from tx_keras.export.saved_model_loader import find_saved_model, needs_tensorflow_text
+from tx_keras.export.saved_model_loader import decoding_loops, find_saved_model, needs_tensorflow_text
 
 
 class _CaseFold(tf.Module):
@@ -49,6 +49,22 @@ def _manifest(saved_model: Path, content: str | None) -> None:
 def test_tensorflow_text_is_imported_unless_the_manifest_says_core_ops(text_export, manifest, needed):
     _manifest(text_export, manifest)
     assert needs_tensorflow_text(text_export) is needed
+
+
+@pytest.mark.parametrize(
+    ("manifest", "loops"),
+    [
+        (json.dumps({"decoding_loops": 2}), 2),
+        (json.dumps({"decoding_loops": 1}), 1),
+        (json.dumps({"beam_width": 4}), None),  # an export from before the key
+        (json.dumps({"decoding_loops": "2"}), None),
+        (None, None),
+        ("{not json", None),
+    ],
+)
+def test_the_manifest_says_how_many_loops_the_decoders_run(text_export, manifest, loops):
+    _manifest(text_export, manifest)
+    assert decoding_loops(text_export) == loops
 
 
 def test_an_export_without_a_manifest_loads_where_a_plain_load_fails(text_export):

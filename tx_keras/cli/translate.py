@@ -110,9 +110,10 @@ def main(argv: list[str] | None = None) -> None:
     import tensorflow as tf
 
     from tx_keras.decoding.row_parts import plan_decoding_threads
-    from tx_keras.export.saved_model_loader import load_saved_model
+    from tx_keras.export.saved_model_loader import decoding_loops, load_saved_model
 
-    plan_decoding_threads()  # before the runtime starts: each decoding loop on a core of its own
+    # Before the runtime starts: each of the export's decoding loops on a core of its own.
+    plan_decoding_threads(decoding_loops(saved_model))
 
     model = load_saved_model(saved_model)
     texts = tf.constant(sentences)

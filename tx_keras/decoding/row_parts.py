@@ -32,12 +32,16 @@ def concurrent_loops() -> int:
     return max(1, min(inter_op_threads(), MOST_PARTS))
 
 
-def plan_decoding_threads() -> str:
+def plan_decoding_threads(loops: int | None = MOST_PARTS) -> str:
     """For a command that decodes (tx-translate), before TensorFlow's runtime starts: one intra-op thread
-    and MOST_PARTS inter-op threads where the process has MOST_PARTS usable cores (the one size measured),
-    else TensorFlow's defaults (runtime/pool_plan.py). A line saying which."""
+    and MOST_PARTS inter-op threads where the process has MOST_PARTS usable cores (the one size measured)
+    and its decoders run that many `loops` (an export's, as its manifest says; None = unknown), else
+    TensorFlow's defaults (runtime/pool_plan.py): one loop on one intra-op thread would leave a core idle.
+    A line saying which."""
     if usable_cores() != MOST_PARTS:
         return f"thread pools: TensorFlow's defaults (planned for decoding on {MOST_PARTS} cores only)"
+    if loops != MOST_PARTS:
+        return f"thread pools: TensorFlow's defaults (decoders in {loops or 'an unknown number of'} loops)"
     return plan_pools(MOST_PARTS, "decoding")
 
 

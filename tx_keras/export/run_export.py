@@ -17,6 +17,7 @@ import keras
 
 from tx_keras.data import Task
 from tx_keras.data.text_format import load_formats, save_formats
+from tx_keras.decoding.row_parts import concurrent_loops
 from tx_keras.export.attention_modes import ATTENTION_MODES
 from tx_keras.export.saved_model_loader import EXPORT_DIR, MANIFEST_FILE, SAVED_MODEL_DIR
 from tx_keras.models import Transformer
@@ -141,6 +142,7 @@ def export_model(model: Transformer, run_dir: Path, destination: Path, settings:
             **asdict(settings),
             "signatures": sorted(signatures),
             "requires_tensorflow_text": codec.requires_tensorflow_text,
+            "decoding_loops": concurrent_loops(),  # as the signatures were traced: tx-translate's pools
             "max_source_length": model.max_source_length,
             "max_target_length": model.max_target_length,
             "tx_keras_version": package_version("tx_keras"),

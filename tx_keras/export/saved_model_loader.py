@@ -16,7 +16,7 @@ from pathlib import Path
 
 EXPORT_DIR = "export"  # RUN_DIR/export/: what tx-export writes
 SAVED_MODEL_DIR = "saved_model"  # RUN_DIR/export/saved_model/
-MANIFEST_FILE = "export.json"  # RUN_DIR/export/export.json: settings, signatures, requires_tensorflow_text
+MANIFEST_FILE = "export.json"  # RUN_DIR/export/export.json: settings, signatures, tensorflow-text, loops
 
 
 def find_saved_model(path: Path) -> Path | None:
@@ -28,13 +28,26 @@ def find_saved_model(path: Path) -> Path | None:
     return None
 
 
-def needs_tensorflow_text(saved_model: Path) -> bool:
-    """Whether loading `saved_model` needs tensorflow-text's ops: what its manifest says, else yes."""
+def _manifest(saved_model: Path) -> dict | None:
+    """The export's manifest beside `saved_model`, or None where there is no readable one."""
     try:
         manifest = json.loads((saved_model.parent / MANIFEST_FILE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return True
-    return not isinstance(manifest, dict) or bool(manifest.get("requires_tensorflow_text", True))
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def needs_tensorflow_text(saved_model: Path) -> bool:
+    """Whether loading `saved_model` needs tensorflow-text's ops: what its manifest says, else yes."""
+    manifest = _manifest(saved_model)
+    return manifest is None or bool(manifest.get("requires_tensorflow_text", True))
+
+
+def decoding_loops(saved_model: Path) -> int | None:
+    """How many loops over parts of a batch's rows the export's decoders run (decoding/row_parts.py), as
+    its manifest says; None for an export from before the manifest kept it."""
+    loops = (_manifest(saved_model) or {}).get("decoding_loops")
+    return loops if isinstance(loops, int) else None
 
 
 def load_saved_model(saved_model: Path):
