@@ -38,6 +38,22 @@ def _seed():
     keras.utils.set_random_seed(0)
 
 
+@pytest.fixture
+def recorded_pools(monkeypatch) -> dict:
+    """TensorFlow's pool setters recorded into the returned dict ({"intra": n, "inter": n}) instead of
+    called (this process keeps its own pools), with no pool variable in the environment: what a command's
+    plan (runtime/pool_plan.py) would set."""
+    import tensorflow as tf
+
+    pools: dict = {}
+    for pool in ("intra", "inter"):
+        setter = f"set_{pool}_op_parallelism_threads"
+        monkeypatch.setattr(tf.config.threading, setter, lambda n, pool=pool: pools.__setitem__(pool, n))
+    monkeypatch.delenv("TF_NUM_INTRAOP_THREADS", raising=False)
+    monkeypatch.delenv("TF_NUM_INTEROP_THREADS", raising=False)
+    return pools
+
+
 TINY = [
     "model=tiny",
     "trainer.epochs=2",

@@ -77,15 +77,10 @@ def test_an_empty_part_and_tuple_outputs_concatenate_in_row_order():
     np.testing.assert_array_equal(first, [[1.0], [3.0], [5.0]])
 
 
-def test_the_decoding_plan_sets_the_pools_on_two_cores_unless_the_user_did(monkeypatch):
-    """tx-translate's plan, through tf.config.threading (recorded here: this process keeps its pools)."""
-    pools = {}
-    for pool in ("intra", "inter"):
-        setter = f"set_{pool}_op_parallelism_threads"
-        monkeypatch.setattr(tf.config.threading, setter, lambda n, pool=pool: pools.__setitem__(pool, n))
+def test_the_decoding_plan_sets_the_pools_on_two_cores_unless_the_user_did(monkeypatch, recorded_pools):
+    """tx-translate's plan, through tf.config.threading."""
+    pools = recorded_pools
     monkeypatch.setattr(row_parts, "usable_cores", lambda: 2)
-    monkeypatch.delenv("TF_NUM_INTRAOP_THREADS", raising=False)
-    monkeypatch.delenv("TF_NUM_INTEROP_THREADS", raising=False)
     line = plan_decoding_threads()
     assert line.endswith("(decoding in 2 row parts)") and pools == {"intra": 1, "inter": 2}
     pools.clear()

@@ -106,16 +106,11 @@ def test_the_command_plans_two_parts_on_two_cores_for_a_graph_step(trainer, core
     assert planned_parts({"step_parts": "auto", **trainer}, cores) == expected
 
 
-def test_the_plan_sets_the_pools_unless_the_user_did(monkeypatch):
-    """Through tf.config.threading (recorded here: this test process keeps its own pools)."""
+def test_the_plan_sets_the_pools_unless_the_user_did(monkeypatch, recorded_pools):
+    """Through tf.config.threading."""
     trainer = {"backend": "tensorflow", "jit_compile": "auto", "step_parts": "auto"}
-    pools = {}
-    for pool in ("intra", "inter"):
-        setter = f"set_{pool}_op_parallelism_threads"
-        monkeypatch.setattr(tf.config.threading, setter, lambda n, pool=pool: pools.__setitem__(pool, n))
+    pools = recorded_pools
     monkeypatch.setattr(step_threads, "usable_cores", lambda: 2)
-    monkeypatch.delenv("TF_NUM_INTRAOP_THREADS", raising=False)
-    monkeypatch.delenv("TF_NUM_INTEROP_THREADS", raising=False)
     assert "2 row parts" in plan_step_threads(trainer) and pools == {"intra": 1, "inter": 2}
     pools.clear()
     monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "2")  # the user's, or a sweep's thread budget
