@@ -24,16 +24,13 @@ from tx_keras.benchmark.ratio_interval import geometric_mean
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.throughput import paired_ratio, spread
 from tx_keras.benchmark.timing import Timing
+from tx_keras.benchmark.worker_process import WorkerFailed
 
 # Which jit settings each backend's rows run with: XLA is JAX's only compiler, TensorFlow has both.
 JIT_SETTINGS = {"tensorflow": [False, True], "jax": [True]}
 REFERENCE = ("tensorflow", "ours:no-xla")  # tx-train's default: ratios are against it when it ran
 WORKER = "tx_keras.cli.bench_worker"
 PREFIX = "TXB "
-
-
-class WorkerFailed(RuntimeError):
-    """A backend's worker process ended before answering."""
 
 
 class _Worker:

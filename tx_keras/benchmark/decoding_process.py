@@ -17,7 +17,7 @@ import os
 
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.timing import Timing
-from tx_keras.benchmark.worker_process import WorkerFailed, worker_answer
+from tx_keras.benchmark.worker_process import worker_answer
 from tx_keras.cli.decoding_worker import PREFIX
 
 WORKER = "tx_keras.cli.decoding_worker"
@@ -36,6 +36,6 @@ def decoding_in_own_process(
         "saved_model": saved_model,
         "planned_pools": planned_pools,
     }
-    answer = worker_answer(WORKER, spec, PREFIX, WorkerFailed)
+    answer = worker_answer(WORKER, spec, PREFIX)
     answer["process"]["parent_pid"] = os.getpid()  # tx-bench's own: the report shows they differ
     return answer

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from tx_keras.benchmark.real_path import RealPathSize
-from tx_keras.benchmark.worker_process import WorkerFailed, worker_answer
+from tx_keras.benchmark.worker_process import worker_answer
 from tx_keras.cli.real_path_worker import PREFIX
 
 WORKER = "tx_keras.cli.real_path_worker"
@@ -30,4 +30,4 @@ def real_path_in_own_process(
         "every_position": every_position,
         "planned_pools": planned_pools,
     }
-    return worker_answer(WORKER, spec, PREFIX, WorkerFailed)
+    return worker_answer(WORKER, spec, PREFIX)

@@ -14,7 +14,7 @@ import sys
 
 
 class WorkerFailed(RuntimeError):
-    """A worker process ended without its answer."""
+    """A worker process ended without its answer (these one-shot workers, and backend_race.py's)."""
 
 
 def start_worker() -> None:
@@ -35,13 +35,14 @@ def answer(prefix: str, value: dict) -> None:
     print(prefix + json.dumps(value), flush=True)
 
 
-def worker_answer(module: str, spec: dict, prefix: str, failed: type[WorkerFailed]) -> dict:
-    """Run `python -m module SPEC` and return its answer; `failed` names the worker's last stderr line."""
+def worker_answer(module: str, spec: dict, prefix: str) -> dict:
+    """Run `python -m module SPEC` and return its answer; WorkerFailed names the worker's last stderr line
+    when it ends without one."""
     done = subprocess.run(
         [sys.executable, "-m", module, json.dumps(spec)], capture_output=True, text=True, check=False
     )
     answers = [line[len(prefix) :] for line in done.stdout.splitlines() if line.startswith(prefix)]
     if done.returncode != 0 or not answers:
         last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise failed(f"the {module.rsplit('.', 1)[-1]} ended with code {done.returncode}: {last}")
+        raise WorkerFailed(f"the {module.rsplit('.', 1)[-1]} ended with code {done.returncode}: {last}")
     return json.loads(answers[-1])

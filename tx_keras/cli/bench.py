@@ -228,10 +228,11 @@ def main(argv: list[str] | None = None) -> None:
 def _backend_column(backends, size, timing, precisions, fused_qkv, as_json) -> None:
     """Each backend's training rows in a worker process of its own, printed side by side; this process
     imports no Keras (it would fix a backend)."""
-    from tx_keras.benchmark.backend_race import WorkerFailed, backend_race
+    from tx_keras.benchmark.backend_race import backend_race
     from tx_keras.benchmark.machine import machine
     from tx_keras.benchmark.parity import ParityError
     from tx_keras.benchmark.report import render_backends
+    from tx_keras.benchmark.worker_process import WorkerFailed
 
     if precisions is None:  # what the CPU multiplies natively; a GPU's are asked for with --precisions
         bf16 = {"avx512_bf16", "amx_bf16"} & set(machine()["instructions"])

@@ -1,7 +1,7 @@
 """The sizes of TensorFlow's two thread pools, as this process will run them: the intra-op pool, over
 which one op splits its work, and the inter-op pool, on which independent ops run side by side.
 
-Each is `tf.config.threading`'s setting (tx-train's step plan sets it: training/step_threads.py), else
+Each is `tf.config.threading`'s setting (the commands' pool plan sets it: runtime/pool_plan.py), else
 its environment variable (read when TensorFlow's runtime starts: a user's, or a parallel sweep job's
 budget, training/job.py), else TensorFlow's own default, one thread per usable core. Decoding
 (decoding/row_parts.py) and training (models/row_parts_step.py) read them to decide how many independent
