@@ -4,8 +4,6 @@ training path, then greedy decoding and the SavedModel in a fresh process (decod
 
 from __future__ import annotations
 
-import os
-
 from tx_keras.benchmark.decoding_process import decoding_in_own_process
 from tx_keras.benchmark.real_path import RealPathSize
 from tx_keras.benchmark.real_path_gather import gather_worth
@@ -14,7 +12,7 @@ from tx_keras.benchmark.real_path_process import real_path_in_own_process
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.timing import Timing
 from tx_keras.benchmark.training_blocks import finish, training_blocks
-from tx_keras.runtime.pool_plan import POOL_VARIABLES
+from tx_keras.runtime.pool_plan import given_pools
 
 
 def run_benchmark(
@@ -50,7 +48,7 @@ def run_benchmark(
     decoding = decoding_in_own_process(size, timing, fused_qkv, saved_model)
     results["decoding"], results["decoding_process"] = decoding["decoding"], decoding["process"]
     planned = results["decoding_process"]["intra_op_threads"] == 1
-    if planned and not any(os.environ.get(name) for name in POOL_VARIABLES):  # the same on TF's defaults
+    if planned and not given_pools():  # the same on TF's defaults
         default = decoding_in_own_process(size, timing, fused_qkv, saved_model, planned_pools=False)
         results["decoding_default_pools"] = default["decoding"]
     return finish(results)

@@ -18,10 +18,15 @@ import os
 POOL_VARIABLES = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")
 
 
+def given_pools() -> list[str]:
+    """The pool variables set in this process's environment (a user's, or a parallel sweep's budget)."""
+    return [name for name in POOL_VARIABLES if os.environ.get(name)]
+
+
 def plan_pools(parts: int, chains: str) -> str:
     """Set the pools for `parts` row parts of `chains` ("the step", "decoding") through
     `tf.config.threading`, or leave them (module docstring); a line for the log saying which."""
-    given = [name for name in POOL_VARIABLES if os.environ.get(name)]
+    given = given_pools()
     if given:  # the user's, or a parallel sweep's budget: the parts follow them (thread_pools.py)
         return f"thread pools: left as {given[0]}={os.environ[given[0]]} sets them"
     if parts == 1:
