@@ -8,29 +8,42 @@ from keras import ops
 
 
 def write_at(tensor, index, update, axis: int):
-    """`tensor` with `update` written along `axis` from `index` on (from 0 on every other axis).
+    """`tensor` with `update` written along `axis` from `index` on.
 
-    `index` may be a tensor (the position inside a compiled decoding loop): every shape stays fixed, so the
-    loop is traced once, and only the slot is written instead of adding a one-hot mask over the whole
-    tensor. `update` has `tensor`'s dtype and rank.
+    `update` has `tensor`'s dtype and rank and spans every other axis whole (a slot of a cache, a column
+    of a buffer). `index` may be a tensor (the position inside a compiled decoding loop): every shape
+    stays fixed, so the loop is traced once, and only the slot is written instead of adding a one-hot mask
+    over the whole tensor.
     """
+    if keras.config.backend() == "tensorflow":
+        return _strided_slice_update(tensor, index, update, axis)
     start = [0] * len(tensor.shape)
     start[axis] = index
-    if keras.config.backend() == "tensorflow":
-        return _strided_slice_update(tensor, start, update)
     return ops.slice_update(tensor, start, update)
 
 
-def _strided_slice_update(tensor, start: list, update):
+def _strided_slice_update(tensor, index, update, axis: int):
     """TensorFlow's own TensorStridedSliceUpdate, which writes in place when the old tensor has no other
     reader (a loop-carried cache). `ops.slice_update` is XLA's DynamicUpdateSlice there, run through XLA's
     runtime, and it copied the whole cache at every write: tx-bench's cached greedy decoding took
     1.20-1.32x the wall time at 128 slots, 1.06-1.13x at 64 and the same at 32 (Zen 5 EPYC, quiet;
-    docs/performance.md "Cache writes in place")."""
+    docs/performance.md "Cache writes in place").
+
+    The write goes through a 2-D view, (axes before `axis`, the rest): the op's time is per element
+    written, and it falls with the view's rank (one cache slot of a decoding half-batch, 8,192 floats:
+    ~106 us through the 5-D cache, ~28 us through the 2-D view; AMX Xeon, docs/performance.md "Cache
+    writes through a 2-D view"). Both reshapes share the buffer, so the write stays in place."""
     import tensorflow as tf
 
-    begin = tf.stack([tf.cast(position, tf.int32) for position in start])
-    end = begin + tf.shape(update, out_type=tf.int32)
-    return tf.raw_ops.TensorStridedSliceUpdate(
-        input=tensor, begin=begin, end=end, strides=tf.ones_like(begin), value=update
+    shape = tf.shape(tensor, out_type=tf.int32)
+    rows = tf.reduce_prod(shape[:axis])
+    view = tf.reshape(tensor, tf.stack([rows, -1]))
+    written = tf.reshape(update, tf.stack([rows, -1]))
+    begin = tf.stack([0, tf.cast(index, tf.int32) * tf.reduce_prod(shape[axis + 1 :])])
+    end = begin + tf.shape(written, out_type=tf.int32)
+    result = tf.raw_ops.TensorStridedSliceUpdate(
+        input=view, begin=begin, end=end, strides=[1, 1], value=written
     )
+    result = tf.reshape(result, shape)
+    result.set_shape(tensor.shape)
+    return result
