@@ -32,7 +32,10 @@ def test_tx_train_sets_the_allocator_up_itself(tiny_run):
     result, run_dir = tiny_run
     assert result.returncode == 0, result.stderr[-2000:]
     log = (run_dir / "train.log").read_text()
-    assert "tx_keras.runtime: allocator: glibc malloc, one arena, mmap and trimming off" in log
+    assert (
+        "tx_keras.runtime: allocator: TensorFlow's BFC pool for CPU tensors, glibc malloc with mmap and "
+        "trimming off, an arena per thread"
+    ) in log
 
 
 def test_importing_the_library_leaves_the_warning_filters_as_they_were():

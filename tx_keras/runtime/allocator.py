@@ -10,24 +10,25 @@ The worst case was ours: `tf.data.Dataset.from_generator` (the old bucketed pipe
 the tatoeba_small model, and keeping freed memory in the process brings that to ~3 %.
 
 `configure_allocator()` is called by the commands that run TensorFlow (tx-train and each of its sweep
-jobs, tx-bench, tx-export, tx-translate) before TensorFlow starts, never on import: a library leaves its
-host's heap alone (TensorBoard imports the Attention plugin, notebooks import the layers, and a heap that
-never shrinks is the wrong default for them). tx-board, tx-compare and tx-claims keep the system's. The
-choice is the `TX_KERAS_ALLOCATOR` environment variable:
+jobs, tx-bench, tx-export, tx-translate) before TensorFlow makes its first tensor, never on import: a
+library leaves its host's heap alone (TensorBoard imports the Attention plugin, notebooks import the layers,
+and a heap that never shrinks is the wrong default for them). tx-board, tx-compare and tx-claims keep the
+system's. The choice is the `TX_KERAS_ALLOCATOR` environment variable:
 
-- `tuned` (default): glibc `mallopt(M_MMAP_MAX, 0)`, `mallopt(M_TRIM_THRESHOLD, -1)` and
-  `mallopt(M_ARENA_MAX, 1)` through ctypes, so large buffers come from the heap and freed ones stay there
-  for the next step. The arena limit matters because glibc serves every thread but the main one from an
-  arena of 64 MB heaps and maps any larger block anew, whatever M_MMAP_MAX says: the (2, rows, h, T, d_k)
-  decoding caches of the end-of-run evaluation are 70 MiB each (512 rows, 70 positions, d_model 256), and
-  without the limit that evaluation spent half its CPU time in the kernel. One arena for every thread
-  measured no slower for training on 2 cores (per CPU-second, tx-bench's real path); on many cores every
-  thread's larger allocations share that arena's lock (docs/performance.md, "The allocator"). It works at
-  run time (no re-exec); the cost is that the process keeps its peak heap until it exits. On a system
-  without glibc it does nothing (and says so).
-- `bfc`: TensorFlow's pooled BFC allocator for CPU tensors (`TF_CPU_ALLOCATOR_USE_BFC=true`); only takes
-  effect when set before TensorFlow is imported. Measured: fewer faults than glibc's default, more than
-  `tuned`.
+- `tuned` (default): TensorFlow's pooled BFC allocator for CPU tensors (`TF_CPU_ALLOCATOR_USE_BFC=true`,
+  unless the user set that variable), and glibc `mallopt(M_MMAP_MAX, 0)`, `mallopt(M_TRIM_THRESHOLD, -1)`
+  through ctypes for what else the process allocates. Tensors then come from regions TensorFlow keeps,
+  whatever thread asks: a (2, rows, h, T, d_k) decoding cache over 64 MB no longer maps anew at every beam
+  step (glibc serves threads other than the main one from arenas of 64 MB heaps and maps larger blocks
+  anew whatever M_MMAP_MAX says: the evaluation that spent half its CPU in the kernel), and each thread
+  keeps its own glibc arena for the small allocations every op makes (the executor's bookkeeping, each
+  tensor's buffer record). Until 2026-12-05 `tuned` was glibc with one arena (`M_ARENA_MAX=1`) instead of
+  the pool: the two decoding loops waited on that arena's lock, and cached decoding at tx-bench's size
+  took 1.6-1.75x the time (AMX Xeon, docs/performance.md "The allocator's one arena was the decoders'
+  brake"); the pool also trains ~8 % faster there. It takes effect when set before TensorFlow's first
+  tensor (importing TensorFlow is early enough); the cost is that the process keeps its peak heap until it
+  exits. Off glibc only the pool applies (and the account says so).
+- `bfc`: the pool alone, glibc as it is.
 - `system`: leave the allocator as it is (the behaviour before this module).
 """
 
@@ -36,15 +37,13 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-import sys
 
 ENV = "TX_KERAS_ALLOCATOR"
 CHOICES = ("tuned", "bfc", "system")
 _M_TRIM_THRESHOLD = -1  # glibc <malloc.h>: free heap-top memory above this goes back to the kernel
 _M_MMAP_MAX = -4  # glibc <malloc.h>: how many chunks may be mmap()ed at once; 0 = serve all from the heap
-_M_ARENA_MAX = -8  # glibc <malloc.h>: how many arenas threads may use; 1 = the main one, which has no
-# size limit (other arenas map blocks over 64 MB anew at every allocation)
 _NEVER_TRIM = -1  # documented glibc value: never trim
+_POOL_VARIABLE = "TF_CPU_ALLOCATOR_USE_BFC"  # read by TensorFlow when it makes its CPU allocator
 
 _applied: str | None = None  # what configure_allocator did, for the run's log
 
@@ -67,17 +66,27 @@ def _apply(choice: str) -> str:
         return f"allocator: unknown {ENV}={choice!r} (choose one of {', '.join(CHOICES)}); left as it is"
     if choice == "system":
         return f"allocator: the system's as it is ({ENV}=system)"
+    pool = _tensorflow_pool()
     if choice == "bfc":
-        late = " (too late: TensorFlow was imported first)" if "tensorflow" in sys.modules else ""
-        os.environ["TF_CPU_ALLOCATOR_USE_BFC"] = "true"
-        return f"allocator: TensorFlow's BFC pool for CPU tensors ({ENV}=bfc){late}"
+        return f"allocator: {pool} ({ENV}=bfc)"
     mallopt = _glibc_mallopt()
     if mallopt is None:
-        return "allocator: the system's as it is (no glibc mallopt here)"
-    settings = ((_M_ARENA_MAX, 1), (_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, _NEVER_TRIM))
+        return f"allocator: {pool}, the system's malloc (no glibc mallopt here)"
+    settings = ((_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, _NEVER_TRIM))
     if not all(mallopt(option, value) for option, value in settings):
-        return "allocator: the system's as it is (glibc refused the mallopt settings)"
-    return f"allocator: glibc malloc, one arena, mmap and trimming off ({ENV}=tuned; {ENV}=system: off)"
+        return f"allocator: {pool}, the system's malloc (glibc refused the mallopt settings)"
+    return (
+        f"allocator: {pool}, glibc malloc with mmap and trimming off, an arena per thread "
+        f"({ENV}=tuned; {ENV}=system: off)"
+    )
+
+
+def _tensorflow_pool() -> str:
+    """Ask TensorFlow for its BFC pool of CPU tensors, unless the user's TF_CPU_ALLOCATOR_USE_BFC says."""
+    given = os.environ.setdefault(_POOL_VARIABLE, "true")
+    if given.strip().lower() in ("true", "1"):  # as TensorFlow reads a boolean variable
+        return "TensorFlow's BFC pool for CPU tensors"
+    return f"TensorFlow's own CPU allocator ({_POOL_VARIABLE}={given})"
 
 
 def _glibc_mallopt():
