@@ -31,6 +31,12 @@ def test_every_axis_of_a_cache_shaped_tensor_is_written_through_the_2d_view(axis
     np.testing.assert_array_equal(written, expected)
 
 
+def test_an_empty_row_part_is_written_too():
+    """One sentence decoded in two loops leaves one loop no rows: its (2, 0, h, T, d_k) cache still writes."""
+    written = write_at(tf.zeros([2, 0, 3, 4, 5]), tf.constant(1), tf.zeros([2, 0, 3, 1, 5]), axis=3)
+    assert tuple(written.shape) == (2, 0, 3, 4, 5)
+
+
 def test_a_cache_in_a_loop_keeps_its_static_shape_and_every_slot():
     """Rows unknown (as in the SavedModel's signature): the written cache keeps the loop variable's static
     shape, and each step's slot holds that step's values."""

@@ -31,15 +31,16 @@ def _strided_slice_update(tensor, index, update, axis: int):
 
     The write goes through a 2-D view, (axes before `axis`, the rest): the op's time is per element
     written, and it falls with the view's rank (one cache slot of a decoding half-batch, 8,192 floats:
-    ~106 us through the 5-D cache, ~28 us through the 2-D view; AMX Xeon, docs/performance.md "Cache
-    writes through a 2-D view"). Both reshapes share the buffer, so the write stays in place."""
+    ~106 us through the 5-D cache, ~28 us through the 2-D view; AMX Xeon, docs/performance.md "...;
+    cache writes through a 2-D view"). Both reshapes share the buffer, so the write stays in place."""
     import tensorflow as tf
 
     shape = tf.shape(tensor, out_type=tf.int32)
-    rows = tf.reduce_prod(shape[:axis])
-    view = tf.reshape(tensor, tf.stack([rows, -1]))
-    written = tf.reshape(update, tf.stack([rows, -1]))
-    begin = tf.stack([0, tf.cast(index, tf.int32) * tf.reduce_prod(shape[axis + 1 :])])
+    rows, slot = tf.reduce_prod(shape[:axis]), tf.reduce_prod(shape[axis + 1 :])
+    # Sizes spelled out, not -1: an empty row part (one sentence decoded in two loops) has 0 rows.
+    view = tf.reshape(tensor, tf.stack([rows, shape[axis] * slot]))
+    written = tf.reshape(update, tf.stack([rows, tf.shape(update, out_type=tf.int32)[axis] * slot]))
+    begin = tf.stack([0, tf.cast(index, tf.int32) * slot])
     end = begin + tf.shape(written, out_type=tf.int32)
     result = tf.raw_ops.TensorStridedSliceUpdate(
         input=view, begin=begin, end=end, strides=[1, 1], value=written
