@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 
 from tests.ahead import job
-from tx_keras.benchmark import decoding_process, decoding_speed, matmul_peak, peers
+from tx_keras.benchmark import decoding_process, decoding_speed, library_peaks, matmul_peak, peers
 from tx_keras.benchmark.flops import PeakExceeded, forward_flops, training_flops, utilisation
 from tx_keras.benchmark.markdown_table import markdown, row_ratios
 from tx_keras.benchmark.matmul_share import forward_products, products_flops
@@ -527,6 +527,14 @@ def test_a_decoding_worker_that_fails_is_one_line_error(monkeypatch):
     monkeypatch.setattr(decoding_process, "WORKER", "tx_keras.no_such_worker")
     with pytest.raises(WorkerFailed, match=r"no_such_worker ended with code 1: .*No module named tx_keras"):
         decoding_process.decoding_in_own_process(QUICK_SIZE, Timing(outputs=(4,)), False, False)
+
+
+def test_a_peak_worker_that_fails_is_the_same_one_line_error(monkeypatch):
+    """tx-bench catches WorkerFailed; a kernel library's peak process that ends raises that, not a type of
+    its own that would end tx-bench in a traceback."""
+    monkeypatch.setattr(library_peaks, "WORKER", "tx_keras.no_such_worker")
+    with pytest.raises(WorkerFailed, match=r"onednn matmul peak process exited with code 1: .*No module"):
+        library_peaks.library_peaks(["float32"], 64)
 
 
 @pytest.mark.parametrize("backend", ["jax", "tensorflow,jax"])

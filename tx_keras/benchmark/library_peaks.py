@@ -16,23 +16,22 @@ import subprocess
 import sys
 import tempfile
 
+from tx_keras.benchmark.worker_process import WorkerFailed
+
 WORKER = "tx_keras.cli.peak_worker"
 # TF_ENABLE_ONEDNN_OPTS value per library name as the JSON records it.
 LIBRARIES = {"onednn": "1", "eigen": "0"}
 
 
-class PeakWorkerFailed(RuntimeError):
-    """A kernel library's peak process ended without its answer."""
-
-
 def _answer(library: str, process: subprocess.Popen, stderr) -> str:
-    """The worker's next stdout line; PeakWorkerFailed with its stderr's tail if it ended instead."""
+    """The worker's next stdout line; WorkerFailed (tx-bench's one-line error, as for its other worker
+    processes) with its stderr's tail if it ended instead."""
     line = process.stdout.readline()
     if line:
         return line
     process.wait()
     stderr.seek(0)
-    raise PeakWorkerFailed(
+    raise WorkerFailed(
         f"the {library} matmul peak process exited with code {process.returncode}: "
         f"{stderr.read()[-1000:].strip()}"
     )

@@ -14,7 +14,8 @@ import sys
 
 
 class WorkerFailed(RuntimeError):
-    """A worker process ended without its answer (these one-shot workers, and backend_race.py's)."""
+    """A worker process ended without its answer (these one-shot workers, backend_race.py's and the
+    kernel libraries' peak processes): tx-bench prints it as its one-line error."""
 
 
 def start_worker() -> None:
