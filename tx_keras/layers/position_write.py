@@ -37,7 +37,6 @@ def _strided_slice_update(tensor, index, update, axis: int):
 
     shape = tf.shape(tensor, out_type=tf.int32)
     rows, slot = tf.reduce_prod(shape[:axis]), tf.reduce_prod(shape[axis + 1 :])
-    # Sizes spelled out, not -1: an empty row part (one sentence decoded in two loops) has 0 rows.
     view = tf.reshape(tensor, tf.stack([rows, shape[axis] * slot]))
     written = tf.reshape(update, tf.stack([rows, tf.shape(update, out_type=tf.int32)[axis] * slot]))
     begin = tf.stack([0, tf.cast(index, tf.int32) * slot])
