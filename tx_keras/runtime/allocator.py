@@ -27,7 +27,8 @@ system's. The choice is the `TX_KERAS_ALLOCATOR` environment variable:
   took 1.6-1.75x the time (AMX Xeon, docs/performance.md "The allocator's one arena was the decoders'
   brake"); the pool also trains ~8 % faster there. It takes effect when set before TensorFlow's first
   tensor (importing TensorFlow is early enough); the cost is that the process keeps its peak heap until it
-  exits. Off glibc only the pool applies (and the account says so).
+  exits, and the pool holds at most 64 GB of tensors (TensorFlow's default, `TF_CPU_BFC_MEM_LIMIT_IN_MB`).
+  Off glibc only the pool applies (and the account says so).
 - `bfc`: the pool alone, glibc as it is.
 - `system`: leave the allocator as it is (the behaviour before this module).
 """
