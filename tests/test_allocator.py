@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from tests.malloc_probe import probe
+from tx_keras.runtime import allocator
 from tx_keras.runtime.allocator import _glibc_mallopt
 
 
@@ -129,3 +130,14 @@ def test_unknown_choice_is_named_and_changes_nothing():
     faults, account = _probe("jemalloc")
     assert "unknown TX_KERAS_ALLOCATOR='jemalloc'" in account and "tuned, bfc, system" in account
     assert faults > 9 * (48 << 20) // 4096 // 2, faults  # glibc as it was: every round faults again
+
+
+def test_the_account_names_what_the_pool_holds_on_each_backend(monkeypatch):
+    """A JAX run's tensors are XLA's, not TensorFlow's: its account says the pool holds tf.data's batches;
+    without TensorFlow it names no pool. (The pool part alone: no mallopt in the tests' process.)"""
+    monkeypatch.setenv("TF_CPU_ALLOCATOR_USE_BFC", "true")
+    assert allocator._tensorflow_pool("tensorflow") == "TensorFlow's BFC pool for CPU tensors"
+    on_jax = allocator._tensorflow_pool("jax")
+    assert on_jax == "TensorFlow's BFC pool for tf.data's CPU tensors (jax's arrays: XLA's own allocator)"
+    monkeypatch.setattr(allocator, "tensorflow_installed", lambda: False)
+    assert allocator._tensorflow_pool("jax") == "no TensorFlow pool (TensorFlow is not installed)"

@@ -31,7 +31,7 @@ def _thread_budget(hydra_cfg: DictConfig) -> int | None:
 @hydra.main(version_base="1.3", config_path="pkg://tx_keras.conf", config_name="config")
 def _train(cfg: DictConfig) -> float:
     # First, before anything starts TensorFlow; here, not in main(), so that every sweep worker applies it.
-    allocator = configure_allocator()
+    allocator = configure_allocator(str(cfg.trainer.get("backend", "tensorflow")))
     from pathlib import Path
 
     from hydra.types import RunMode

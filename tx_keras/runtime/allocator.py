@@ -28,7 +28,9 @@ system's. The choice is the `TX_KERAS_ALLOCATOR` environment variable:
   brake"); the pool also trains ~8 % faster there. It takes effect when set before TensorFlow's first
   tensor (importing TensorFlow is early enough); the cost is that the process keeps its peak heap until it
   exits, and the pool holds at most 64 GB of tensors (TensorFlow's default, `TF_CPU_BFC_MEM_LIMIT_IN_MB`).
-  Off glibc only the pool applies (and the account says so).
+  Off glibc only the pool applies (and the account says so). In a JAX run the pool holds what TensorFlow
+  makes (tf.data's batches), not JAX's arrays, which XLA allocates: the account says that too, and
+  without TensorFlow installed it names no pool.
 - `bfc`: the pool alone, glibc as it is.
 - `system`: leave the allocator as it is (the behaviour before this module).
 """
@@ -38,6 +40,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+
+from tx_keras.runtime.tensorflow_presence import tensorflow_installed
 
 ENV = "TX_KERAS_ALLOCATOR"
 CHOICES = ("tuned", "bfc", "system")
@@ -49,11 +53,12 @@ _POOL_VARIABLE = "TF_CPU_ALLOCATOR_USE_BFC"  # read by TensorFlow when it makes 
 _applied: str | None = None  # what configure_allocator did, for the run's log
 
 
-def configure_allocator() -> str:
-    """Apply the allocator `TX_KERAS_ALLOCATOR` names (once per process); returns a one-line account."""
+def configure_allocator(backend: str = "tensorflow") -> str:
+    """Apply the allocator `TX_KERAS_ALLOCATOR` names (once per process); returns a one-line account of
+    it for a process whose Keras runs on `backend`."""
     global _applied
     if _applied is None:
-        _applied = _apply(os.environ.get(ENV, "tuned").strip().lower() or "tuned")
+        _applied = _apply(os.environ.get(ENV, "tuned").strip().lower() or "tuned", backend)
     return _applied
 
 
@@ -62,12 +67,12 @@ def applied() -> str:
     return _applied or "allocator: the system's as it is (not configured in this process)"
 
 
-def _apply(choice: str) -> str:
+def _apply(choice: str, backend: str) -> str:
     if choice not in CHOICES:
         return f"allocator: unknown {ENV}={choice!r} (choose one of {', '.join(CHOICES)}); left as it is"
     if choice == "system":
         return f"allocator: the system's as it is ({ENV}=system)"
-    pool = _tensorflow_pool()
+    pool = _tensorflow_pool(backend)
     if choice == "bfc":
         return f"allocator: {pool} ({ENV}=bfc)"
     mallopt = _glibc_mallopt()
@@ -82,12 +87,17 @@ def _apply(choice: str) -> str:
     )
 
 
-def _tensorflow_pool() -> str:
-    """Ask TensorFlow for its BFC pool of CPU tensors, unless the user's TF_CPU_ALLOCATOR_USE_BFC says."""
+def _tensorflow_pool(backend: str) -> str:
+    """Ask TensorFlow for its BFC pool of CPU tensors, unless the user's TF_CPU_ALLOCATOR_USE_BFC says;
+    the account names what the pool holds on `backend`."""
     given = os.environ.setdefault(_POOL_VARIABLE, "true")
-    if given.strip().lower() in ("true", "1"):  # as TensorFlow reads a boolean variable
+    if not tensorflow_installed():
+        return "no TensorFlow pool (TensorFlow is not installed)"
+    if given.strip().lower() not in ("true", "1"):  # as TensorFlow reads a boolean variable
+        return f"TensorFlow's own CPU allocator ({_POOL_VARIABLE}={given})"
+    if backend == "tensorflow":
         return "TensorFlow's BFC pool for CPU tensors"
-    return f"TensorFlow's own CPU allocator ({_POOL_VARIABLE}={given})"
+    return f"TensorFlow's BFC pool for tf.data's CPU tensors ({backend}'s arrays: XLA's own allocator)"
 
 
 def _glibc_mallopt():
