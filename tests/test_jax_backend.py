@@ -222,6 +222,9 @@ def test_tx_train_continues_a_run_on_the_other_backend(tmp_path, first, second):
     assert summary["status"] == "completed" and summary["epochs"] == 2
     assert summary["config"]["trainer"]["backend"] == second
     assert np.isfinite(summary["metrics"]["train_loss"])
+    log = (run_dir / "train.log").read_text()  # both processes' allocator accounts: the JAX one says
+    assert "allocator: TensorFlow's BFC pool for CPU tensors, glibc" in log  # what the pool holds there
+    assert "allocator: TensorFlow's BFC pool for tf.data's CPU tensors (jax's arrays: XLA's own" in log
 
 
 def jax_translations(run_dir: Path, out: Path) -> None:
