@@ -16,13 +16,13 @@ import pytest
 import tensorflow as tf
 
 from tests.ahead import job
-from tx_keras.benchmark import decoding_process, decoding_speed, library_peaks, matmul_peak, peers
+from tx_keras.benchmark import decoding_process, decoding_turns, library_peaks, matmul_peak, peers
 from tx_keras.benchmark.flops import PeakExceeded, forward_flops, training_flops, utilisation
 from tx_keras.benchmark.markdown_table import markdown, row_ratios
 from tx_keras.benchmark.matmul_share import forward_products, products_flops
 from tx_keras.benchmark.parity import ParityError, check_parity
 from tx_keras.benchmark.real_path import QUICK_REAL_PATH, epoch_tokens, generated_corpus
-from tx_keras.benchmark.report import NAMES, decoding_interval, render
+from tx_keras.benchmark.report import NAMES, decoding_interval, pools_gain_text, render
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.throughput import padding_share, real_tokens, synthetic_batch
 from tx_keras.benchmark.timing import Timing
@@ -419,57 +419,66 @@ def test_the_real_path_at_every_position_trains_the_every_position_model(monkeyp
     assert rows[0]["padding_share"] == rows[1]["padding_share"]
 
 
-class _Clock:
-    """perf_counter and process_time for code under test: they move only when a fake decoder runs."""
-
-    def __init__(self):
-        self.now = 0.0
-        self.cpu = 0.0
-
-    def perf_counter(self) -> float:
-        return self.now
-
-    def process_time(self) -> float:
-        return self.cpu
-
-
-def test_decoding_rates_are_tokens_over_the_median_call(monkeypatch):
-    """Three timed calls of each decoder taking the wall and CPU seconds below: rates and ratios worked out
-    by hand."""
-    clock = _Clock()
-    seconds = {"prefix": [100.0, 0.30, 0.20, 0.25], "cached": [100.0, 0.05, 0.10, 0.04]}  # warm-up first
-    cpu_seconds = {"prefix": [9.0, 0.30, 0.20, 0.20], "cached": [9.0, 0.04, 0.05, 0.05]}
-
-    def fake(name):
-        def build(model, outputs):
-            def decode(source):
-                clock.now += seconds[name].pop(0)
-                clock.cpu += cpu_seconds[name].pop(0)
-                return source
-
-            return decode
-
-        return build
-
-    monkeypatch.setattr(decoding_speed, "time", clock)
-    monkeypatch.setattr(decoding_speed, "greedy_decoder", fake("prefix"))
-    monkeypatch.setattr(decoding_speed, "cached_greedy_decoder", fake("cached"))
-    rates = decoding_speed.decoding_rates(None, QUICK_SIZE, outputs=4, repeats=3)
-    tokens = 8 * 4  # QUICK_SIZE.batch sentences x 4 output tokens
+def test_decoding_rates_are_tokens_over_the_median_call():
+    """Three turns of each decoder taking the wall and CPU seconds below: rates and ratios worked out by
+    hand."""
+    wall = {"prefix_4": [0.30, 0.20, 0.25], "cached_4": [0.05, 0.10, 0.04], "saved_model_4": [0.5, 0.4, 0.3]}
+    cpu = {"prefix_4": [0.30, 0.20, 0.20], "cached_4": [0.04, 0.05, 0.05], "saved_model_4": [1.0, 1.0, 1.0]}
+    results = decoding_turns.decoding_rates(wall, cpu, batch=8)
+    assert list(results) == ["4", "saved_model_4"]
+    rates, tokens = results["4"], 8 * 4  # 8 sentences x 4 output tokens
     assert rates["prefix"] == pytest.approx(tokens / 0.25)  # 128 tokens/s
     assert rates["cached"] == pytest.approx(tokens / 0.05)  # 640 tokens/s
     assert rates["speedup"] == pytest.approx(6.0)  # median of the paired ratios 6, 2, 6.25
     assert rates["cpu_speedup"] == pytest.approx(4.0)  # median of the paired CPU ratios 7.5, 4, 4
     # the interval: geometric mean of the paired ratios, (6 x 2 x 6.25)^(1/3) = 4.217, and Student's t
     # (2 degrees of freedom) on their logs; three turns this far apart leave it wide
-    wall = rates["interval"]
-    assert wall["ratio"] == pytest.approx((6 * 2 * 6.25) ** (1 / 3))
-    assert (wall["low"], wall["high"]) == pytest.approx((0.8466, 21.008), rel=1e-3)
+    interval = rates["interval"]
+    assert interval["ratio"] == pytest.approx((6 * 2 * 6.25) ** (1 / 3))
+    assert (interval["low"], interval["high"]) == pytest.approx((0.8466, 21.008), rel=1e-3)
     assert rates["cpu_interval"]["ratio"] == pytest.approx((7.5 * 4 * 4) ** (1 / 3))
     assert decoding_interval(rates) == "; per turn 4.2x (95 % 0.8-21.0), CPU 4.9x (" + (
         f"{rates['cpu_interval']['low']:.1f}-{rates['cpu_interval']['high']:.1f})"
     )
-    assert seconds == cpu_seconds == {"prefix": [], "cached": []}
+    assert results["saved_model_4"] == pytest.approx(tokens / 0.4)
+    one_turn = decoding_turns.decoding_rates({k: v[:1] for k, v in wall.items()}, cpu, batch=8)
+    assert "interval" not in one_turn["4"] and one_turn["4"]["speedup"] == pytest.approx(6.0)
+
+
+class _FakeWorker:
+    """A decoding process whose calls take the seconds given per key, recording the order it was asked."""
+
+    def __init__(self, name: str, seconds: dict[str, list[float]], asked: list[str]):
+        self.name, self.seconds, self.asked = name, seconds, asked
+        self.calls = list(seconds)
+
+    def time(self, key: str) -> tuple[float, float]:
+        self.asked.append(f"{self.name}:{key}")
+        seconds = self.seconds[key].pop(0)
+        return seconds, seconds / 2
+
+
+def test_two_decoding_processes_are_timed_in_turns_and_their_gain_paired_by_turn():
+    """Each turn times every key in both processes, keys and processes reversed every other turn, so a
+    load change hits both; the planned pools' gain is the geometric mean of the per-turn ratios."""
+    asked: list[str] = []
+    planned = _FakeWorker("planned", {"prefix_4": [1.0, 1.0, 1.0], "cached_4": [0.1, 0.2, 0.1]}, asked)
+    default = _FakeWorker("default", {"prefix_4": [1.0, 1.0, 1.0], "cached_4": [0.2, 0.2, 0.3]}, asked)
+    wall, cpu = decoding_turns.timed_turns({"planned": planned, "default": default}, turns=3)
+    assert asked[:8] == [
+        "planned:prefix_4", "default:prefix_4", "planned:cached_4", "default:cached_4",
+        "default:cached_4", "planned:cached_4", "default:prefix_4", "planned:prefix_4",
+    ]  # fmt: skip
+    assert wall["default"]["cached_4"] == [0.2, 0.2, 0.3] and cpu["planned"]["cached_4"] == [0.05, 0.1, 0.05]
+    gain = decoding_turns.pools_gain(wall["planned"], wall["default"])
+    assert gain["prefix_4"]["ratio"] == pytest.approx(1.0) and gain["prefix_4"]["half_width"] == 0.0
+    assert gain["cached_4"]["ratio"] == pytest.approx((2 * 1 * 3) ** (1 / 3))  # per turn 2x, 1x, 3x
+    assert gain["cached_4"]["low"] < 1 < gain["cached_4"]["high"]  # three turns this far apart: wide
+    text = pools_gain_text(gain)
+    assert text.startswith("4 tokens prefix 1.00x (95 % 1.00-1.00); 4 tokens cached 1.82x (95 % ")
+    one = decoding_turns.pools_gain({"cached_4": [0.1]}, {"cached_4": [0.25]})
+    assert one == {"cached_4": {"ratio": pytest.approx(2.5)}}  # one turn: no interval
+    assert pools_gain_text(one) == "4 tokens cached 2.50x"
 
 
 def test_matmul_peak_counts_two_flops_per_multiply_add(monkeypatch):
@@ -510,9 +519,13 @@ def test_quick_bench_decodes_on_tx_translates_pools_beside_the_defaults(quick_re
     default = quick_report["decoding_default_pools"]
     assert default.keys() == quick_report["decoding"].keys()
     assert min(default["8"][key] for key in ("cached", "prefix", "speedup")) > 0
-    (gain,) = [line for line in report if line.startswith("  the planned pools against the defaults: ")]
-    expected = quick_report["decoding"]["8"]["cached"] / default["8"]["cached"]
-    assert "8 tokens prefix " in gain and f"cached {expected:.2f}x" in gain and "SavedModel " in gain
+    # the two processes lived side by side, timed in turns: the gain has an interval over the 2 turns
+    gains = quick_report["decoding_pools"]
+    assert list(gains) == ["prefix_4", "cached_4", "prefix_8", "cached_8", "saved_model_8"]
+    assert all(gain["low"] <= gain["ratio"] <= gain["high"] for gain in gains.values())
+    (line,) = [line for line in report if line.startswith("  the planned pools against the defaults, ")]
+    assert f"8 tokens cached {gains['cached_8']['ratio']:.2f}x (95 % " in line
+    assert "SavedModel 8 tokens " in line
     table = markdown([quick_report]).splitlines()  # the docs' table: one row per process and length
     for key, where in (("decoding", "tx-translate's pools"), ("decoding_default_pools", "default pools")):
         (row,) = [
@@ -521,6 +534,8 @@ def test_quick_bench_decodes_on_tx_translates_pools_beside_the_defaults(quick_re
             if line.startswith("| 1 | 8 output tokens, own process, ") and where in line
         ]
         assert f"| {quick_report[key]['8']['cached']:,.0f} |" in row
+    (paired,) = [line for line in table if line.startswith("Run 1: tx-translate's pools against ")]
+    assert paired.endswith(f": {pools_gain_text(gains)}.")
 
 
 def test_a_decoding_worker_that_fails_is_one_line_error(monkeypatch):

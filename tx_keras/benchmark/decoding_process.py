@@ -1,41 +1,107 @@
-"""tx-bench's decoding rows, timed in a fresh process (cli/decoding_worker.py) rather than after the
+"""tx-bench's decoding rows, timed in fresh processes (cli/decoding_worker.py) rather than after the
 training rows in tx-bench's own.
 
 A user decodes in a process of its own (tx-translate, a SavedModel server), not in one whose heap just
 held minutes of three models' training: in one process the cached decoder lost ~9 % of its rate after a
 real-path row (docs/performance.md, "Adam in one kernel, and what the one-arena allocator costs
-decoding"), a trace of the benchmark's order, not of decoding. The worker inherits this process's
+decoding"), a trace of the benchmark's order, not of decoding. A worker inherits this process's
 environment, so the allocator (`TX_KERAS_ALLOCATOR`) and TensorFlow's switches (`--onednn`) are the same;
 its facts (pid, allocator, oneDNN state, thread pools) come back with the rates, into the run's JSON.
-Its pools are tx-translate's plan, or TensorFlow's defaults for the comparison (`planned_pools`).
+
+Its pools are tx-translate's plan; where that plan changed TensorFlow's defaults, a second worker on the
+defaults lives beside it, and the two are timed in turns (decoding_turns.py): the planned pools' gain
+is then a ratio with an interval, as the training rows' are, not two processes one after the other.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 import os
+import subprocess
+import sys
+import tempfile
 
+from tx_keras.benchmark.decoding_turns import decoding_rates, pools_gain, timed_turns
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.timing import Timing
-from tx_keras.benchmark.worker_process import worker_answer
+from tx_keras.benchmark.worker_process import WorkerFailed
 from tx_keras.cli.decoding_worker import PREFIX
+from tx_keras.runtime.pool_plan import given_pools
 
 WORKER = "tx_keras.cli.decoding_worker"
 
 
-def decoding_in_own_process(
-    size: BenchSize, timing: Timing, fused_qkv: bool, saved_model: bool, planned_pools: bool = True
-) -> dict:
-    """{"decoding": rates as `decoding_results` gives them, "process": the worker's facts}; raises
-    `WorkerFailed` when the worker ends without them."""
+class DecodingWorker:
+    """One decoding process, alive while its calls are timed: `calls` and `facts` once it is warm."""
+
+    def __init__(self, spec: dict):
+        self._stderr = tempfile.TemporaryFile(mode="w+")  # a file: TensorFlow's noise cannot fill a pipe
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", WORKER, json.dumps(spec)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+        )
+        ready = self._answer()
+        self.calls: list[str] = ready["calls"]
+        self.facts: dict = ready["process"]
+
+    def time(self, key: str) -> tuple[float, float]:
+        """(wall, CPU) seconds of one call of `key` in this process."""
+        with contextlib.suppress(BrokenPipeError):  # it ended: reading its answer raises WorkerFailed
+            self._process.stdin.write(key + "\n")
+            self._process.stdin.flush()
+        timed = self._answer()
+        return timed["wall"], timed["cpu"]
+
+    def close(self) -> None:
+        """End the worker (it exits when its stdin closes)."""
+        with contextlib.suppress(BrokenPipeError):  # one that ended already
+            self._process.stdin.close()
+        self._process.wait()
+        self._stderr.close()
+
+    def _answer(self) -> dict:
+        """The worker's next answer line; WorkerFailed with its last stderr line when it ends first."""
+        for line in self._process.stdout:
+            if line.startswith(PREFIX):
+                return json.loads(line[len(PREFIX) :])
+        code = self._process.wait()
+        self._stderr.seek(0)
+        last = (self._stderr.read().strip().splitlines() or ["(no output)"])[-1]
+        self._stderr.close()
+        raise WorkerFailed(f"the {WORKER.rsplit('.', 1)[-1]} ended with code {code}: {last}")
+
+
+def decoding_in_own_process(size: BenchSize, timing: Timing, fused_qkv: bool, saved_model: bool) -> dict:
+    """{"decoding": rates as decoding_turns.decoding_rates gives them on tx-translate's pools,
+    "decoding_process": that worker's facts}, and where its plan changed TensorFlow's pools (and the user
+    did not set them) "decoding_default_pools": the rates of a worker on the defaults, timed in turns with
+    it, and "decoding_pools": per call key, how many times faster the planned pools ran (pools_gain).
+    Raises `WorkerFailed` when a worker ends without its answer."""
     spec = {
         "size": dataclasses.asdict(size),
         "outputs": list(timing.outputs),
-        "repeats": timing.repeats,
         "fused_qkv": fused_qkv,
         "saved_model": saved_model,
-        "planned_pools": planned_pools,
     }
-    answer = worker_answer(WORKER, spec, PREFIX)
-    answer["process"]["parent_pid"] = os.getpid()  # tx-bench's own: the report shows they differ
-    return answer
+    workers = {"planned": DecodingWorker({**spec, "planned_pools": True})}
+    try:
+        facts = workers["planned"].facts
+        if facts["intra_op_threads"] == 1 and not given_pools():  # the plan changed the defaults
+            workers["default"] = DecodingWorker({**spec, "planned_pools": False})
+        wall, cpu = timed_turns(workers, timing.repeats)
+    finally:
+        for worker in workers.values():
+            worker.close()
+    results = {
+        "decoding": decoding_rates(wall["planned"], cpu["planned"], size.batch),
+        "decoding_process": {**facts, "parent_pid": os.getpid()},  # parent: tx-bench's, to show they differ
+    }
+    if "default" in workers:
+        results["decoding_default_pools"] = decoding_rates(wall["default"], cpu["default"], size.batch)
+        results["decoding_pools"] = pools_gain(wall["planned"], wall["default"])
+    return results

@@ -15,7 +15,7 @@ from __future__ import annotations
 from tx_keras.benchmark.compared_pairs import compared_pairs
 from tx_keras.benchmark.machine import ONEDNN_STATES
 from tx_keras.benchmark.ratio_interval import ratio_interval
-from tx_keras.benchmark.report import NAMES, decoding_interval
+from tx_keras.benchmark.report import NAMES, decoding_interval, pools_gain_text
 
 STATES = {True: "on", False: "off", None: "unknown"}
 MEASURES = {"cpu": "CPU", "wall": "wall"}
@@ -170,6 +170,14 @@ def markdown(runs: list[dict]) -> str:
                 f"{rates['cached'] / rates['prefix']:.1f}x{decoding_interval(rates)} |"
                 for run, key, rates, where in decoding
             ),
+        ]
+    paired = [(run, results) for run, results in enumerate(runs, 1) if "decoding_pools" in results]
+    if paired:  # runs since 2026-12-05 night: the two processes timed in turns
+        lines.append("")
+        lines += [
+            f"Run {run}: tx-translate's pools against TensorFlow's default pools, two processes timed in "
+            f"turns, tokens/s per turn: {pools_gain_text(results['decoding_pools'])}."
+            for run, results in paired
         ]
     return "\n".join(lines)
 

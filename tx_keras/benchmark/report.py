@@ -224,9 +224,12 @@ def render(results: dict) -> str:
     lines += ["", f"greedy decoding, float32 (batch {batch})  {'prefix':>8} {'cached':>10} {'speedup':>8}"]
     lines += _decoding_rows(results["decoding"])
     if default := results.get("decoding_default_pools"):
-        lines += ["  on TensorFlow's default thread pools (another fresh process, after it):"]
+        lines += ["  on TensorFlow's default thread pools (another fresh process beside it, timed in turns):"]
         lines += _decoding_rows(default)
-        lines.append("  the planned pools against the defaults: " + _pools_gain(results["decoding"], default))
+        lines.append(
+            "  the planned pools against the defaults, tokens/s per turn: "
+            + pools_gain_text(results["decoding_pools"])
+        )
     return "\n".join(lines)
 
 
@@ -246,19 +249,16 @@ def _decoding_rows(decoding: dict) -> list[str]:
     return lines
 
 
-def _pools_gain(planned: dict, default: dict) -> str:
-    """Each decoder's tokens/s on the planned pools over the defaults' (two processes, one after the
-    other: unpaired, so a ratio without an interval)."""
+def pools_gain_text(gains: dict[str, dict[str, float]]) -> str:
+    """How many times faster each call ran on the planned pools than on the defaults, with its 95 %
+    interval where there were two turns or more (decoding_turns.pools_gain)."""
     parts = []
-    for key, rates in planned.items():
-        if isinstance(rates, dict):
-            parts.append(
-                f"{key} tokens prefix {rates['prefix'] / default[key]['prefix']:.2f}x, "
-                f"cached {rates['cached'] / default[key]['cached']:.2f}x"
-            )
-        else:
-            parts.append(f"SavedModel {rates / default[key]:.2f}x")
-    return "; ".join(parts) + " (tokens/s, unpaired)"
+    for key, gain in gains.items():
+        name, count = key.rsplit("_", 1)
+        what = f"SavedModel {count} tokens" if name == "saved_model" else f"{count} tokens {name}"
+        interval = f" (95 % {gain['low']:.2f}-{gain['high']:.2f})" if "low" in gain else ""
+        parts.append(f"{what} {gain['ratio']:.2f}x{interval}")
+    return "; ".join(parts)
 
 
 def _race_block(block: dict, timing: dict) -> list[str]:

@@ -12,7 +12,6 @@ from tx_keras.benchmark.real_path_process import real_path_in_own_process
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.timing import Timing
 from tx_keras.benchmark.training_blocks import finish, training_blocks
-from tx_keras.runtime.pool_plan import given_pools
 
 
 def run_benchmark(
@@ -31,7 +30,8 @@ def run_benchmark(
     races it on the real path (real_path_gather.py); `row_parts` races the real path against itself on
     TensorFlow's default thread pools, the whole batch a step (real_path_parts.py). The real path's rows
     each train in a fresh process, its thread pools as tx-train plans them (real_path_process.py);
-    decoding runs in one on tx-translate's pools and, where those differ, in one more on TensorFlow's.
+    decoding runs in one on tx-translate's pools and, where those differ, in one more on TensorFlow's,
+    the two timed in turns (decoding_process.py).
 
     Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %,
     WorkerFailed when the decoding process ends without its rates or a real-path process without its
@@ -45,10 +45,5 @@ def run_benchmark(
         results.setdefault("real_path", first)
     if real_path is not None and "real_path" not in results:
         results["real_path"] = real_path_in_own_process(real_path)
-    decoding = decoding_in_own_process(size, timing, fused_qkv, saved_model)
-    results["decoding"], results["decoding_process"] = decoding["decoding"], decoding["process"]
-    planned = results["decoding_process"]["intra_op_threads"] == 1
-    if planned and not given_pools():  # the same on TF's defaults
-        default = decoding_in_own_process(size, timing, fused_qkv, saved_model, planned_pools=False)
-        results["decoding_default_pools"] = default["decoding"]
+    results |= decoding_in_own_process(size, timing, fused_qkv, saved_model)
     return finish(results)

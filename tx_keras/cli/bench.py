@@ -73,7 +73,8 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=Timing.repeats,
         help="timed calls of each decoder, in alternated turns: tokens/s of the median call, and the "
-        f"cached-vs-prefix ratio with its 95 %% interval over the turns (default {Timing.repeats})",
+        f"cached-vs-prefix ratio with its 95 %% interval over the turns; where tx-translate's thread pools "
+        f"differ from TensorFlow's, a process on each, timed in turns (default {Timing.repeats})",
     )
     parser.add_argument(
         "--matmul-size",
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         size = QUICK_SIZE
         timing = Timing(
-            windows=4, steps=2, warmup=1, repeats=1, matmul_size=512, outputs=(4, 8), time_cap_s=1.0
+            windows=4, steps=2, warmup=1, repeats=2, matmul_size=512, outputs=(4, 8), time_cap_s=1.0
         )
     else:
         size = BenchSize(**fields)
