@@ -519,6 +519,8 @@ def test_quick_bench_decodes_on_tx_translates_pools_beside_the_defaults(quick_re
     default = quick_report["decoding_default_pools"]
     assert default.keys() == quick_report["decoding"].keys()
     assert min(default["8"][key] for key in ("cached", "prefix", "speedup")) > 0
+    other = quick_report["decoding_default_process"]  # a second fresh process, on TensorFlow's pools
+    assert other["planned_pools"] is False and other["pid"] not in (process["pid"], process["parent_pid"])
     # the two processes lived side by side, timed in turns: the gain has an interval over the 2 turns
     gains = quick_report["decoding_pools"]
     assert list(gains) == ["prefix_4", "cached_4", "prefix_8", "cached_8", "saved_model_8"]

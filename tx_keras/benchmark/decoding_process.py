@@ -80,7 +80,8 @@ def decoding_in_own_process(size: BenchSize, timing: Timing, fused_qkv: bool, sa
     """{"decoding": rates as decoding_turns.decoding_rates gives them on tx-translate's pools,
     "decoding_process": that worker's facts}, and where its plan changed TensorFlow's pools (and the user
     did not set them) "decoding_default_pools": the rates of a worker on the defaults, timed in turns with
-    it, and "decoding_pools": per call key, how many times faster the planned pools ran (pools_gain).
+    it, "decoding_default_process" its facts, and "decoding_pools": per call key, how many times faster
+    the planned pools ran (pools_gain).
     Raises `WorkerFailed` when a worker ends without its answer."""
     spec = {
         "size": dataclasses.asdict(size),
@@ -103,5 +104,6 @@ def decoding_in_own_process(size: BenchSize, timing: Timing, fused_qkv: bool, sa
     }
     if "default" in workers:
         results["decoding_default_pools"] = decoding_rates(wall["default"], cpu["default"], size.batch)
+        results["decoding_default_process"] = workers["default"].facts
         results["decoding_pools"] = pools_gain(wall["planned"], wall["default"])
     return results

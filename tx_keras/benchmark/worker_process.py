@@ -1,5 +1,6 @@
-"""A part of tx-bench timed in a process of its own (decoding, the real path's rows): started like the
-command it stands for, answering its parent with one prefixed JSON line.
+"""A part of tx-bench timed in a process of its own (the real path's rows, the backends, the kernel
+libraries' peaks): started like the command it stands for, answering its parent with one prefixed JSON
+line. (The decoding workers answer a line per timed call instead: decoding_process.py.)
 
 Protocol: the worker module gets its spec as argv[1] (JSON) and prints its answer as one line
 `PREFIX <json>` on stdout (other stdout lines are ignored); it inherits the parent's environment, so
@@ -14,8 +15,8 @@ import sys
 
 
 class WorkerFailed(RuntimeError):
-    """A worker process ended without its answer (these one-shot workers, backend_race.py's and the
-    kernel libraries' peak processes): tx-bench prints it as its one-line error."""
+    """A worker process ended without its answer (these one-shot workers, backend_race.py's, the kernel
+    libraries' peak processes, and the decoding workers): tx-bench prints it as its one-line error."""
 
 
 def start_worker() -> None:
