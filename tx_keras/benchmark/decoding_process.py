@@ -26,7 +26,7 @@ import tempfile
 from tx_keras.benchmark.decoding_turns import decoding_rates, pools_gain, timed_turns
 from tx_keras.benchmark.size import BenchSize
 from tx_keras.benchmark.timing import Timing
-from tx_keras.benchmark.worker_process import WorkerFailed
+from tx_keras.benchmark.worker_process import worker_failed
 from tx_keras.cli.decoding_worker import PREFIX
 from tx_keras.runtime.pool_plan import given_pools
 
@@ -71,9 +71,9 @@ class DecodingWorker:
                 return json.loads(line[len(PREFIX) :])
         code = self._process.wait()
         self._stderr.seek(0)
-        last = (self._stderr.read().strip().splitlines() or ["(no output)"])[-1]
+        stderr = self._stderr.read()
         self._stderr.close()
-        raise WorkerFailed(f"the {WORKER.rsplit('.', 1)[-1]} ended with code {code}: {last}")
+        raise worker_failed(WORKER, code, stderr)
 
 
 def decoding_in_own_process(size: BenchSize, timing: Timing, fused_qkv: bool, saved_model: bool) -> dict:

@@ -45,6 +45,11 @@ def worker_answer(module: str, spec: dict, prefix: str) -> dict:
     )
     answers = [line[len(prefix) :] for line in done.stdout.splitlines() if line.startswith(prefix)]
     if done.returncode != 0 or not answers:
-        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise WorkerFailed(f"the {module.rsplit('.', 1)[-1]} ended with code {done.returncode}: {last}")
+        raise worker_failed(module, done.returncode, done.stderr)
     return json.loads(answers[-1])
+
+
+def worker_failed(module: str, code: int, stderr: str) -> WorkerFailed:
+    """The one-line error of worker `module` that ended with `code`: its last stderr line."""
+    last = (stderr.strip().splitlines() or ["(no output)"])[-1]
+    return WorkerFailed(f"the {module.rsplit('.', 1)[-1]} ended with code {code}: {last}")
