@@ -30,14 +30,7 @@ class MaskedCrossEntropy(keras.losses.Loss):
     def token_losses(self, y_true, y_pred):
         """(cross-entropy per position (B, T), 0/1 mask of the real tokens (B, T)), both float32."""
         labels = ops.cast(y_true, "int32")
-        y_pred = ops.cast(y_pred, "float32")
-        if self.label_smoothing:
-            targets = ops.one_hot(labels, ops.shape(y_pred)[-1], dtype=y_pred.dtype)
-            losses = keras.losses.categorical_crossentropy(
-                targets, y_pred, from_logits=True, label_smoothing=self.label_smoothing
-            )
-        else:
-            losses = sparse_cross_entropy(labels, y_pred)
+        losses = sparse_cross_entropy(labels, ops.cast(y_pred, "float32"), self.label_smoothing)
         return losses, ops.cast(ops.not_equal(labels, 0), losses.dtype)
 
     def call(self, y_true, y_pred):
