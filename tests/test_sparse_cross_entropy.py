@@ -57,7 +57,7 @@ def test_label_smoothing_gives_keras_own_losses_and_gradients():
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-5, atol=1e-6)
     assert np.all(ours[1][1, 3:] == 0.0)
-    # smoothing moves loss off the label: above the unsmoothed loss where the label is likely
+    # the smoothing is applied, not ignored: the losses differ from the unsmoothed ones
     plain = _losses_and_grads(sparse_cross_entropy, labels, logits, weights)[0]
     assert not np.allclose(ours[0], plain, atol=1e-3)
     np.testing.assert_allclose(ours[1].sum(-1), 0.0, atol=1e-5)
