@@ -162,7 +162,7 @@ def test_the_jax_rows_import_no_tensorflow_and_the_parent_no_keras():
         "import tx_keras.benchmark.backend_race, tx_keras.benchmark.report, tx_keras.cli.bench\n"
         "assert 'keras' not in sys.modules, 'the parent imported Keras'\n"
         "import tx_keras.benchmark.training_blocks, tx_keras.cli.bench_worker, keras\n"
-        "import tx_keras.training.run, tx_keras.data.symbol_tasks, tx_keras.data.input_batches\n"
+        "import tx_keras.training.run, tx_keras.data.symbol_tasks, tx_keras.data.batching.input_batches\n"
         "assert keras.backend.backend() == 'jax' and 'tensorflow' not in sys.modules\n"
         "import tensorflow\n"
     )

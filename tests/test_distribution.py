@@ -22,9 +22,9 @@ from tensorboard.compat.proto.tensor_pb2 import TensorProto
 
 from tests.event_points import event_points
 from tx_keras.config_check import ConfigError, check_config
+from tx_keras.data.batching.replica_batches import padded_rows, process_share
 from tx_keras.run_folder.resume import STEP_LOSS_TAG
 from tx_keras.training.process_group import ProcessGroup
-from tx_keras.training.replica_batches import padded_rows, process_share
 from tx_keras.training.stop_signals import INTERRUPTED_EXIT_CODE
 from tx_keras.user_error import UserError
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.malloc_probe import probe
 from tx_keras.runtime.allocator import _glibc_mallopt
-from tx_keras.training.ran_out_of_data import epoch_end_warning_silenced
+from tx_keras.runtime.ran_out_of_data import epoch_end_warning_silenced
 
 MODULES = ("tx_keras", "tx_keras.layers", "tx_keras.models.transformer", "tx_keras.explorer.plugin")
 
@@ -43,7 +43,7 @@ def test_importing_the_library_leaves_the_warning_filters_as_they_were():
     that imports the data pipeline and the models keeps its own warning filters."""
     code = (
         "import warnings; before = list(warnings.filters)\n"
-        "import tx_keras.data.pipeline, tx_keras.training.run, tx_keras.models.transformer\n"
+        "import tx_keras.data.batching.pipeline, tx_keras.training.run, tx_keras.models.transformer\n"
         "added = [f for f in warnings.filters if f not in before]\n"
         "print([str(f[1].pattern) if f[1] else None for f in added if f[0] == 'ignore'])"
     )

@@ -113,7 +113,7 @@ def jax_side(checkpoint: Path, out: Path) -> None:
 
 def _bucketed_shapes(task, classes: int | None, epochs: int = 2) -> set[tuple[int, int]]:
     """The (rows, width) shapes of `epochs` epochs of bucketed training batches."""
-    from tx_keras.data.length_batches import (
+    from tx_keras.data.batching.length_batches import (
         batch_width,
         computed_rows,
         epoch_widths,

@@ -7,7 +7,7 @@ import pytest
 
 from tests.malloc_probe import probe
 from tx_keras.data import make_dataset
-from tx_keras.data.length_batches import (
+from tx_keras.data.batching.length_batches import (
     batch_width,
     bucket_widths,
     computed_rows,
@@ -16,7 +16,7 @@ from tx_keras.data.length_batches import (
     padding_fraction,
     row_lengths,
 )
-from tx_keras.data.shape_classes import class_widths
+from tx_keras.data.batching.shape_classes import class_widths
 
 
 def _rows(count: int, width: int, seed: int = 0) -> np.ndarray:
@@ -234,7 +234,7 @@ def test_shape_classes_replay_by_seed_and_epoch_and_resume_past_trained_batches(
     ],
 )
 def test_no_pipeline_runs_the_autotuning_thread_whose_sleep_stalled_each_epochs_end(options):
-    """Deleting an iterator waits for tf.data's autotuning thread to wake (data/autotune_thread.py): Keras
+    """Deleting an iterator waits for tf.data's autotuning thread to wake (batching/autotune_thread.py): Keras
     deletes one at every epoch boundary, so every training and evaluation pipeline runs without it."""
     source, target = _rows(40, 12), _rows(40, 12, seed=1)
     dataset = make_dataset(source, target, 8, **options)

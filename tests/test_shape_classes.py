@@ -5,7 +5,7 @@ import pytest
 from hydra import compose, initialize_config_module
 
 from tx_keras.config_check import ConfigError, check_config
-from tx_keras.training.shape_class_choice import COMPILED_CLASSES, shape_classes
+from tx_keras.data.batching.shape_classes import COMPILED_CLASSES, shape_classes
 
 
 @pytest.mark.parametrize(

@@ -125,7 +125,7 @@ def test_an_epoch_streams_every_training_pair_once_in_an_order_the_epoch_and_ski
     first = _epoch_rows(dataset)
     rows = [row for batch in first for row in batch]
     assert len(first) == stream.epoch_steps(16, 256, "bucket") and len(rows) == stream.pairs  # each once
-    assert dataset.options().autotune.enabled is False  # no stall at epoch ends (data/autotune_thread.py)
+    assert dataset.options().autotune.enabled is False  # no stall at epoch ends (batching/autotune_thread.py)
     assert int(left_out.numpy()) == 0  # none wider than the widths here
     skip.assign(3)
     # The same order again, less the batches a resume skips (the trainer ends that epoch at its last batch:

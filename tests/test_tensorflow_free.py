@@ -16,7 +16,7 @@ from tensorboard.util.tensor_util import make_ndarray
 
 from tests.conftest import TINY
 from tx_keras.data import make_dataset
-from tx_keras.data.numpy_batches import NumpyBatches
+from tx_keras.data.batching.numpy_batches import NumpyBatches
 from tx_keras.run_folder import scalar_writer
 
 # On PYTHONPATH: a Python where `import tensorflow` fails as where it is not installed.

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tx_keras.data.window_buckets import single_rows, window_batches
+from tx_keras.data.batching.window_buckets import single_rows, window_batches
 
 WIDTHS = [4, 6, 8, 12, 16, 20]
 

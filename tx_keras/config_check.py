@@ -24,9 +24,9 @@ from tx_keras.data.task_config import task_config
 from tx_keras.export.export_config import ExportConfig
 from tx_keras.models.model_config import ATTENTION_KINDS, FIELDS, ModelConfig
 from tx_keras.norm_placement import NORM_MODES
+from tx_keras.runtime.compiled_step import step_is_compiled
 from tx_keras.runtime.keras_backend import BACKENDS, missing_backend
 from tx_keras.training.choices import DISTRIBUTIONS, PRECISIONS, SCHEDULES
-from tx_keras.training.compiled_step import step_is_compiled
 from tx_keras.training.logging_config import LoggingConfig
 from tx_keras.training.process_group import ProcessGroup
 from tx_keras.training.trainer_config import TrainerConfig

@@ -12,5 +12,5 @@ __getattr__, __all__ = lazy_names(
     task=("Task",),
     vocabulary=("Vocabulary",),
     registry=("build_task",),
-    pipeline=("make_dataset",),
+    **{"batching.pipeline": ("make_dataset",)},
 )

@@ -14,6 +14,7 @@ import logging
 import numpy as np
 import tensorflow as tf
 
+from tx_keras.data.batching.train_stream import TrainStream
 from tx_keras.data.corpus_files import corpus_files
 from tx_keras.data.corpus_location import cache_folder
 from tx_keras.data.parallel_text import learned_vocabularies, tokenized, tokenizer_kinds, unknown_share
@@ -22,7 +23,6 @@ from tx_keras.data.task import SPLITS, Task, pad_rows
 from tx_keras.data.task_config import ParallelTextConfig
 from tx_keras.data.text_format import TextFormat
 from tx_keras.data.text_tokenizer import TextTokenizer
-from tx_keras.data.train_stream import TrainStream
 from tx_keras.data.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from tx_keras.data.text_format import TextFormat
 from tx_keras.data.vocabulary import Vocabulary
 
 if TYPE_CHECKING:  # imports TensorFlow: only a streamed task builds one
-    from tx_keras.data.train_stream import TrainStream
+    from tx_keras.data.batching.train_stream import TrainStream
 
 SPLITS = ("train", "validation", "test")
 

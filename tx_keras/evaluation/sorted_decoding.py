@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 from keras import ops
 
-from tx_keras.data.length_batches import row_lengths
+from tx_keras.data.batching.length_batches import row_lengths
 
 
 def decode_sorted(decode: Callable, source_ids: np.ndarray, batch_size: int = 512) -> np.ndarray:

@@ -6,7 +6,7 @@ The worst case was ours: `tf.data.Dataset.from_generator` (the old bucketed pipe
 `mallopt(M_TRIM_THRESHOLD, 128 KiB)` for the whole process, which also pins glibc's mmap threshold at
 128 KiB, so every tensor above that was mmapped anew each step (measured on the AVX2-only AMD EPYC kind:
 ~100,000 minor faults a second, 40 % of the CPU in the kernel). The pipeline no longer uses it
-(tx_keras/data/pipeline.py); glibc's own dynamic thresholds still left ~15 % of the CPU in the kernel for
+(data/batching/pipeline.py); glibc's own dynamic thresholds still left ~15 % of the CPU in the kernel for
 the tatoeba_small model, and keeping freed memory in the process brings that to ~3 %.
 
 `configure_allocator()` is called by the commands that run TensorFlow (tx-train and each of its sweep

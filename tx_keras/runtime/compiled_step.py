@@ -1,5 +1,5 @@
 """Whether a run's training step is compiled whole by XLA: JAX always, TensorFlow with
-`trainer.jit_compile=true`. Batch shapes (shape_class_choice.py) and `precision: auto` (precision.py)
+`trainer.jit_compile=true`. Batch shapes (data/batching/shape_classes.py) and `precision: auto` (precision.py)
 both choose differently for a compiled step."""
 
 from __future__ import annotations

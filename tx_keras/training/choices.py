@@ -1,6 +1,6 @@
 """The values the trainer's choice keys may take, in a leaf module (no TensorFlow, no Keras): the config
 check reads them without importing training's Keras modules, and training builds from the same names.
-(`trainer.batching`'s values belong to the pipeline: tx_keras/data/batching.py.)"""
+(`trainer.batching`'s values belong to the pipeline: tx_keras/data/batching/__init__.py.)"""
 
 # `trainer.schedule`: the paper's warm-up + inverse-sqrt decay, or a constant rate after a linear warm-up.
 SCHEDULES = ("noam", "constant")

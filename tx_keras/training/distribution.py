@@ -26,28 +26,6 @@ from tx_keras.user_error import UserError
 _LOG = logging.getLogger("tx_keras.run")
 
 
-def replica_count() -> int:
-    """Model copies the running distribution trains (1 outside one): the rows of a batch must split
-    evenly between them."""
-    if keras.backend.backend() == "jax":
-        distribution = keras.distribution.distribution()
-        return 1 if distribution is None else int(distribution.device_mesh.devices.size)
-    if keras.backend.backend() == "tensorflow":
-        import tensorflow as tf
-
-        return int(tf.distribute.get_strategy().num_replicas_in_sync)
-    return 1
-
-
-def process_slot() -> tuple[int, int]:
-    """(this process's index, the process count) of the running JAX run; (0, 1) elsewhere."""
-    if keras.backend.backend() == "jax":
-        import jax
-
-        return jax.process_index(), jax.process_count()
-    return 0, 1
-
-
 @contextlib.contextmanager
 def data_parallel(trainer, processes: int = 1) -> Iterator[int]:
     """The run's distribution for the `with` block (build, fit, evaluation); yields the replica count.
@@ -64,7 +42,7 @@ def data_parallel(trainer, processes: int = 1) -> Iterator[int]:
         # Several processes: every process's devices (each shows `trainer.devices` of its own).
         devices = jax.devices() if processes > 1 else local_devices("jax", trainer.devices)
         _check_batch(trainer, len(devices))
-        # Each process reads its own share of every batch (training/replica_batches.py): Keras' own
+        # Each process reads its own share of every batch (data/batching/replica_batches.py): Keras' own
         # sharding needs a batch size it can read off the pipeline, which the resumable one hides.
         distribution = keras.distribution.DataParallel(devices=devices, auto_shard_dataset=False)
         _LOG.info(

@@ -8,7 +8,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from tx_keras.data import Task
 from tx_keras.models import ModelConfig, Transformer
-from tx_keras.training.compiled_step import step_is_compiled
+from tx_keras.runtime.compiled_step import step_is_compiled
 from tx_keras.training.model_compile import compile_model
 from tx_keras.training.precision import precision_policy
 

@@ -19,7 +19,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from tx_keras.config_check import ConfigError
 from tx_keras.data import Task, build_task
-from tx_keras.data.input_batches import pipeline_counter
+from tx_keras.data.batching.epoch_batches import EpochBatches
+from tx_keras.data.batching.input_batches import pipeline_counter, run_dataset
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.evaluation import evaluate_run
 from tx_keras.export.run_export import save_and_export
@@ -34,11 +35,10 @@ from tx_keras.training import without_tensorflow
 from tx_keras.training.callbacks.early_stopping import STOPPED_KEY
 from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
 from tx_keras.training.determinism import make_deterministic
-from tx_keras.training.epoch_batches import EpochBatches
 from tx_keras.training.fit_outcome import fit_outcome, step_budget_spent
 from tx_keras.training.model_build import build_and_compile
-from tx_keras.training.ran_out_of_data import epoch_end_warning_silenced
-from tx_keras.training.run_callbacks import assemble_callbacks, run_dataset
+from tx_keras.runtime.ran_out_of_data import epoch_end_warning_silenced
+from tx_keras.training.run_callbacks import assemble_callbacks
 from tx_keras.training.run_record import record_run
 from tx_keras.training.stage import stage
 from tx_keras.user_error import UserError
@@ -75,7 +75,7 @@ def _fit(
     if task.train_stream is not None:  # a streamed corpus (data.stream=true); tf.data, so TensorFlow
         import tensorflow as tf
 
-        from tx_keras.training.streamed_batches import LeftOutReport, streamed_batches
+        from tx_keras.data.batching.streamed_batches import LeftOutReport, streamed_batches
 
         left_out = tf.Variable(0, dtype=tf.int64, trainable=False)
         train = streamed_batches(

@@ -11,7 +11,8 @@ import keras
 from omegaconf import DictConfig
 
 from tx_keras.data import Task
-from tx_keras.data.input_batches import input_batches
+from tx_keras.data.batching.epoch_batches import EpochBatches
+from tx_keras.data.batching.input_batches import run_dataset
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, Checkpoint
 from tx_keras.runtime.tensorflow_presence import tensorflow_installed
 from tx_keras.training.callbacks.cooldown_clock import CooldownClock
@@ -26,33 +27,7 @@ from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
 from tx_keras.training.callbacks.update_count import UpdateCount
 from tx_keras.training.callbacks.validation_exact_match import LOG_KEY, ValidationExactMatch
-from tx_keras.training.distribution import process_slot, replica_count
-from tx_keras.training.epoch_batches import EpochBatches
 from tx_keras.training.learning_rate import Cooldown
-from tx_keras.training.shape_class_choice import shape_classes
-
-
-def run_dataset(source, target, trainer: DictConfig, shuffle: bool, **kwargs):
-    """The input pipeline (tf.data, or numpy batches without TensorFlow: data/input_batches.py) with the
-    trainer's batch size and batching; with data parallelism (tf.data only), every batch padded to rows
-    the replicas split evenly (fixed batching: the full batch size) by rows that count no token."""
-    dataset = input_batches(
-        source,
-        target,
-        trainer.batch_size,
-        shuffle=shuffle,
-        batching=trainer.batching,
-        batch_tokens=trainer.batch_tokens,
-        shape_classes=shape_classes(trainer),
-        **kwargs,
-    )
-    replicas = replica_count()
-    if replicas == 1:
-        return dataset
-    from tx_keras.training.replica_batches import padded_rows, process_share  # tf.data: TensorFlow only
-
-    dataset = padded_rows(dataset, trainer.batch_size if trainer.batching == "fixed" else replicas)
-    return process_share(dataset, *process_slot())
 
 
 @dataclass

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from tx_keras.runtime.compiled_step import step_is_compiled
 from tx_keras.runtime.cpu_share import usable_cores
 from tx_keras.runtime.pool_plan import plan_pools
-from tx_keras.training.compiled_step import step_is_compiled
 
 AUTO_CORES = 2  # auto cuts the step where the process has this many cores (measured there only)
 

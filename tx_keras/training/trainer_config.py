@@ -30,10 +30,10 @@ class TrainerConfig:
     max_train_minutes: float | None = None  # stop training after this many minutes; None = off
     max_steps: int | None = None  # stop training after this many optimizer steps; None = off
     batch_size: int = 64  # sentence pairs per step
-    batching: str = "fixed"  # fixed | bucket (tx_keras/data/batching.py)
+    batching: str = "fixed"  # fixed | bucket (tx_keras/data/batching/__init__.py)
     batch_tokens: int | None = None  # bucket only: rows per batch = this // bucket width
     shape_classes: int | str | None = (
-        "auto"  # auto | bucket only: batch widths chosen per split (data/shape_classes.py)
+        "auto"  # auto | bucket only: batch widths chosen per split (data/batching/shape_classes.py)
     )
     schedule: str = "noam"  # noam | constant (tx_keras/training/choices.py)
     cooldown: float = 0.0  # decay the rate linearly to 0 over this last share of training

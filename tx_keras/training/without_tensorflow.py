@@ -2,7 +2,7 @@
 callbacks, its end, its summary.json and its report all read it (docs/configuring.md says the same).
 
 Such a run (trainer.backend=jax; runtime/tensorflow_presence.py) trains on numpy batches
-(data/numpy_batches.py), evaluates, and writes summary.json, checkpoints, model.keras, the translations
+(batching/numpy_batches.py), evaluates, and writes summary.json, checkpoints, model.keras, the translations
 and its scalar curves (run_folder/scalar_writer.py: TensorBoard event files through TensorBoard's own
 writer, or CSV files without it). The parts below are written with tf.summary images/text or are a
 TensorFlow graph, so it skips them.

@@ -8,7 +8,7 @@ import tensorflow as tf
 def skip_batches(dataset: tf.data.Dataset, count: tf.Variable) -> tf.data.Dataset:
     """`dataset` without its first `count` elements, `count` read as the iteration goes (a trainer sets it
     as an epoch begins, before Keras opens that epoch's iterator): the rest come in the same order, since
-    the pipeline draws an epoch's order from the seed and the epoch alone (data/pipeline.py).
+    the pipeline draws an epoch's order from the seed and the epoch alone (data/batching/pipeline.py).
 
     A length the dataset declares stays declared: Keras then runs exactly that many steps an epoch and
     never one past the end to find it (a step that finds no batch still advances the dropout layers'

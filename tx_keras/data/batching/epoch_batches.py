@@ -9,8 +9,8 @@ import numpy as np
 from omegaconf import DictConfig
 
 from tx_keras.data import Task
-from tx_keras.data.length_batches import length_batches, padding_fraction, row_lengths
-from tx_keras.training.shape_class_choice import shape_classes
+from tx_keras.data.batching.length_batches import length_batches, padding_fraction, row_lengths
+from tx_keras.data.batching.shape_classes import shape_classes
 
 
 @dataclass(frozen=True)

@@ -7,16 +7,16 @@ instead of 136 when each batch was cut to its own longest pair, at the same padd
 Buffers then come back in a few sizes, which the allocator can reuse (docs/performance.md).
 
 A compiled step (XLA, JAX) is compiled once per shape, so `classes=N` goes further: N widths chosen for
-the split's lengths (data/shape_classes.py), and every batch of a width given the width's full row count,
+the split's lengths (shape_classes.py), and every batch of a width given the width's full row count,
 the bucket's last batch padded by rows that count no token (`computed_rows`; the pipeline adds them
-with data/row_padding.py): N shapes an epoch (docs/performance.md, "Compiling the real step").
+with data/batching/row_padding.py): N shapes an epoch (docs/performance.md, "Compiling the real step").
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from tx_keras.data.shape_classes import class_widths
+from tx_keras.data.batching.shape_classes import class_widths
 
 _SMALLEST_WIDTH = 4  # bucket widths start here; shorter pairs pad up to it
 

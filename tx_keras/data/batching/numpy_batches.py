@@ -13,7 +13,13 @@ import keras
 import numpy as np
 
 from tx_keras.data.batching import BATCHING
-from tx_keras.data.length_batches import batch_width, computed_rows, epoch_widths, length_batches, row_lengths
+from tx_keras.data.batching.length_batches import (
+    batch_width,
+    computed_rows,
+    epoch_widths,
+    length_batches,
+    row_lengths,
+)
 
 
 def _integer(value) -> int:
@@ -97,7 +103,7 @@ class NumpyBatches(keras.utils.PyDataset):
         if self.batching != "bucket":
             return (source, target[:, :-1]), target[:, 1:]
         # Both sides cut to the batch's bucket width, and (shape classes) padding rows up to its full rows,
-        # as tf.data does (data/row_padding.py: inputs repeat the first row, labels count no token).
+        # as tf.data does (data/batching/row_padding.py: inputs repeat the first row, labels count no token).
         width = int(batch_width(self.lengths[rows].max(), self.widths))
         source, target = source[:, :width], target[:, :width]
         extra = computed_rows(rows, width, self.batch_size, self.batch_tokens, self.shape_classes) - len(rows)

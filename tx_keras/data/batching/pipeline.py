@@ -3,11 +3,17 @@
 import numpy as np
 import tensorflow as tf
 
-from tx_keras.data.autotune_thread import without_autotune_thread
-from tx_keras.data.batch_skip import skip_batches
 from tx_keras.data.batching import BATCHING
-from tx_keras.data.length_batches import batch_width, computed_rows, epoch_widths, length_batches, row_lengths
-from tx_keras.data.row_padding import with_padding_rows
+from tx_keras.data.batching.autotune_thread import without_autotune_thread
+from tx_keras.data.batching.batch_skip import skip_batches
+from tx_keras.data.batching.length_batches import (
+    batch_width,
+    computed_rows,
+    epoch_widths,
+    length_batches,
+    row_lengths,
+)
+from tx_keras.data.batching.row_padding import with_padding_rows
 
 
 def make_dataset(
@@ -34,11 +40,11 @@ def make_dataset(
     `batching="bucket"` batches pairs of similar length (`length_batches`, optionally by a token budget)
     and cuts each batch to its bucket's width: a few fixed shapes, not a new one every step;
     `shape_classes=N` makes them N (N widths chosen for the lengths, each batch padded to its width's rows
-    by rows that count no token: data/row_padding.py), so a compiled step is compiled only N times.
+    by rows that count no token: data/batching/row_padding.py), so a compiled step is compiled only N times.
 
     `skip` (shuffled data only): batches at the start of an epoch to leave out, read as each iteration
     starts; a run resumed in the middle of an epoch sets it for that epoch, then back to 0. The bucketed
-    plan leaves them out itself; fixed batches go through data.batch_skip.skip_batches.
+    plan leaves them out itself; fixed batches go through data.batching.batch_skip.skip_batches.
     """
     source = np.asarray(source, dtype=np.int32)
     target = np.asarray(target, dtype=np.int32)

@@ -4,14 +4,14 @@ A fixed-size run's last batch of an epoch is short (the split's rows rarely divi
 and a bucketed batch has as many rows as its token budget allows: JAX's data-parallel `fit` cuts each
 batch into equal shares per device (and, with several processes, each process reads its share of a
 full-size batch), so such a batch cannot be placed. The short batch is padded with rows that count no token
-(data/row_padding.py), so the step's loss, gradient and reported figures are those of the real rows.
+(data/batching/row_padding.py), so the step's loss, gradient and reported figures are those of the real rows.
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
 
-from tx_keras.data.row_padding import with_padding_rows
+from tx_keras.data.batching.row_padding import with_padding_rows
 
 
 def padded_rows(dataset: tf.data.Dataset, multiple: int) -> tf.data.Dataset:

@@ -9,8 +9,8 @@ import keras
 import tensorflow as tf
 from omegaconf import DictConfig
 
-from tx_keras.data.train_stream import TrainStream
-from tx_keras.training.distribution import process_slot, replica_count
+from tx_keras.data.batching.input_batches import process_slot, replica_count
+from tx_keras.data.batching.train_stream import TrainStream
 
 log = logging.getLogger(__name__)
 
@@ -35,14 +35,14 @@ def streamed_batches(
         mine = stream.shard(index, count).dataset(
             rows, None, "fixed", seed, epoch, skip, steps=steps, left_out=left_out
         )
-        from tx_keras.training.replica_batches import padded_rows
+        from tx_keras.data.batching.replica_batches import padded_rows
 
         return padded_rows(mine, rows)  # a pass's last batch is short
     batch = (trainer.batch_size, trainer.batch_tokens, trainer.batching)
     dataset = stream.dataset(*batch, seed, epoch, skip, steps=steps, left_out=left_out)
     if replicas == 1:
         return dataset
-    from tx_keras.training.replica_batches import padded_rows, process_share
+    from tx_keras.data.batching.replica_batches import padded_rows, process_share
 
     dataset = padded_rows(dataset, trainer.batch_size if fixed else replicas)
     return process_share(dataset, index, count)

@@ -4,7 +4,7 @@ tokenized in the graph, batched by length over a bounded buffer. Memory is set b
 An epoch is one pass over the parts. Its order is a pure function of (seed, epoch): the parts are read in a
 permutation drawn from both, and the pairs pass a shuffle buffer seeded by both; nothing depends on how many
 times the pipeline was iterated before. So a resumed run (the trainer sets `epoch` and `skip` before an
-epoch's iterator opens, as for data/pipeline.py) sees the same batches as an uninterrupted one.
+epoch's iterator opens, as for data/batching/pipeline.py) sees the same batches as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 import tensorflow as tf
 
-from tx_keras.data.autotune_thread import without_autotune_thread
 from tx_keras.data.batching import BATCHING
-from tx_keras.data.length_batches import batch_width, bucket_widths, length_batches
+from tx_keras.data.batching.autotune_thread import without_autotune_thread
+from tx_keras.data.batching.length_batches import batch_width, bucket_widths, length_batches
+from tx_keras.data.batching.window_buckets import single_rows, window_batches
 from tx_keras.data.text_tokenizer import TextTokenizer
 from tx_keras.data.vocabulary import Vocabulary
-from tx_keras.data.window_buckets import single_rows, window_batches
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ class TrainStream:
         batches = tf.data.Dataset.from_tensors(0).map(start).flat_map(epoch_batches)
         # The epoch's length, declared: Keras then runs exactly that many steps and never one past the end
         # to find it (such a step advances the dropout seeds and the step counter, so a resumed run, whose
-        # shortened epoch the trainer ends by hand, would drift by one; data/batch_skip.py).
+        # shortened epoch the trainer ends by hand, would drift by one; data/batching/batch_skip.py).
         batches = batches.apply(tf.data.experimental.assert_cardinality(length))
         return without_autotune_thread(batches.map(teacher_forced).prefetch(tf.data.AUTOTUNE))
 

@@ -1,4 +1,4 @@
-"""The epoch number as a variable (data.input_batches.pipeline_counter), for input pipelines whose order
+"""The epoch number as a variable (input_batches.pipeline_counter), for input pipelines whose order
 depends on the epoch."""
 
 from __future__ import annotations

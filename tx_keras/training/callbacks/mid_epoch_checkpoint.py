@@ -16,7 +16,7 @@ from pathlib import Path
 import keras
 import numpy as np
 
-from tx_keras.data.input_batches import pipeline_counter
+from tx_keras.data.batching.input_batches import pipeline_counter
 from tx_keras.run_folder.checkpoint import Checkpoint, restore_metrics, save_checkpoint
 from tx_keras.training import stop_signals
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
@@ -47,7 +47,7 @@ class MidEpochCheckpoint(keras.callbacks.Callback):
         self._logs: dict[str, float] = dict(resume.logs) if resume is not None else {}
         self._done = resume.epoch if resume is not None else 0  # completed epochs
         self._callbacks: list[keras.callbacks.Callback] = []
-        self._dataset = None  # tf.data.Dataset or data.numpy_batches.NumpyBatches
+        self._dataset = None  # tf.data.Dataset or data.batching.numpy_batches.NumpyBatches
         self._signals: stop_signals.StopSignals | None = None
         self._epoch_checkpoint: EpochCheckpoint | None = None
         self._stateful: list[keras.callbacks.Callback] = []
