@@ -21,13 +21,13 @@ from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH
 from tx_keras.runtime import allocator
 from tx_keras.runtime.compiled_step import step_is_compiled
 from tx_keras.runtime.cpu_share import CpuClock, CpuShare
+from tx_keras.runtime.ran_out_of_data import epoch_end_warning_silenced
 from tx_keras.runtime.thread_pools import inter_op_threads, intra_op_threads
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.model_compile import compile_model
 from tx_keras.training.precision import precision_policy
-from tx_keras.runtime.ran_out_of_data import epoch_end_warning_silenced
 
 PRESET = "tatoeba_small"
 

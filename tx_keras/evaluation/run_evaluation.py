@@ -19,7 +19,7 @@ from tx_keras.evaluation.length_penalty_choice import AUTO, LengthPenaltyChoice,
 from tx_keras.evaluation.sorted_decoding import decode_sorted
 from tx_keras.evaluation.translation_file import write_translations
 from tx_keras.models import Transformer
-from tx_keras.training.ran_out_of_data import epoch_end_warning_silenced
+from tx_keras.runtime.ran_out_of_data import epoch_end_warning_silenced
 
 TRANSLATIONS = "translations"  # run_dir/translations/test_<decoder>.tsv: source, reference, hypothesis
 GREEDY_BATCH = 512  # sentences per greedy batch: length-sorted, so large batches waste few steps

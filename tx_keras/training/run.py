@@ -30,6 +30,7 @@ from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, Checkpoint, restore
 from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.resume import start_or_resume
 from tx_keras.runtime.cpu_share import CpuClock
+from tx_keras.runtime.ran_out_of_data import epoch_end_warning_silenced
 from tx_keras.runtime.tensorflow_presence import tensorflow_installed
 from tx_keras.training import without_tensorflow
 from tx_keras.training.callbacks.early_stopping import STOPPED_KEY
@@ -37,7 +38,6 @@ from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
 from tx_keras.training.determinism import make_deterministic
 from tx_keras.training.fit_outcome import fit_outcome, step_budget_spent
 from tx_keras.training.model_build import build_and_compile
-from tx_keras.runtime.ran_out_of_data import epoch_end_warning_silenced
 from tx_keras.training.run_callbacks import assemble_callbacks
 from tx_keras.training.run_record import record_run
 from tx_keras.training.stage import stage

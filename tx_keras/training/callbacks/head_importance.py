@@ -13,8 +13,8 @@ from matplotlib.figure import Figure
 
 from tx_keras.diagnostics.head_importance import HeadImportance, head_importance, importance_matrix
 from tx_keras.run_folder.atomic_write import write_text
+from tx_keras.runtime.ran_out_of_data import epoch_end_warning_silenced
 from tx_keras.training.callbacks.summary_callback import SummaryCallback
-from tx_keras.training.ran_out_of_data import epoch_end_warning_silenced
 
 ROWS = 256  # validation pairs the loss is measured on: one pass each per head, so 6 x 32 heads of the
 # 2 + 2-layer model cost 193 passes; 256 pairs keep that to a few minutes on a 2-core CPU
