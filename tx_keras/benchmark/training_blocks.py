@@ -121,7 +121,7 @@ def compiled_models(
     precision: str, jit_compile: bool, models: dict[str, Callable[[], keras.Model]]
 ) -> dict[str, keras.Model]:
     """Every model built under `precision` and compiled alike (optimizer, loss, jit). The optimizer is
-    the trainer's `FusedAdam` for every model (until 2026-12-04 `keras.optimizers.Adam`): a peer is timed
+    the trainer's `FusedAdam` for every model (docs/decisions/fused-adam.md): a peer is timed
     with the update users train with, and the same one as ours."""
     compiled = {}
     for name, build in models.items():

@@ -14,7 +14,7 @@ from tx_keras.comparison.plots import validation_curve
 def diagnostics_at_init(run_dir: Path, prefix: str) -> dict[str, float]:
     """`{layer: value}` of the `prefix/<layer>` diagnostics (`gradient_norm`, `rank_collapse`) logged at
     step 0, before any training: `layers/prefix/<layer>` in the run folder, or `prefix/<layer>` in
-    run_dir/diagnostics in runs of before 2026-11-30; empty when the run logged none."""
+    run_dir/diagnostics in older runs; empty when the run logged none."""
     folder = run_dir / "diagnostics"
     if folder.is_dir():
         return _at_init(folder, f"{prefix}/")

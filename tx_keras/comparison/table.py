@@ -36,7 +36,7 @@ def sort_runs(runs: list[RunRecord], metric: str) -> list[RunRecord]:
 
 def _short_name(name: str) -> str:
     """A job folder `3_model.num_heads=8` is job `3` (its overrides have their own columns); a nested
-    run keeps its path: `sweeps/heads/2026-11-30_18-00-00/3`, `2026-12-01/19-42-38`."""
+    run keeps its path: `sweeps/heads/<date>_<time>/3`, `<date>/<time>`."""
     parent, _, last = name.rpartition("/")
     job = last.split("_", 1)[0]
     return f"{parent}/{job}" if parent else job

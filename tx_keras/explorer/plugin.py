@@ -206,7 +206,7 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
             return _error(request, f"run {run!r} has no readable {kind} attention yet", 404)
         earlier = [datum for datum in data if step is None or datum.step <= step]
         datum = earlier[-1] if earlier else data[0]
-        logged = datum.numpy  # float16 bits in uint16 since 2026-12-02 (attention_summaries), float16 before
+        logged = datum.numpy  # float16 bits in uint16 (attention_summaries); float16 in older runs
         weights = (logged.view(np.float16) if logged.dtype == np.uint16 else logged).astype(np.float32)
         return _json(
             request,

@@ -35,8 +35,8 @@ class HeadLayout(MultiHeadBase):
 
         Written as a 2-D matmul of the flattened rows plus the bias (`project_rows`), then split into
         heads, rather than as the einsum `btd,dhk->bhtk`: same weights and numbers, but TensorFlow's Einsum
-        kernel and its gradients ran at about half the FLOP rate of MatMul on a CPU (a training step 1.07x
-        faster by CPU time on the AVX2-only AMD EPYC, 2026-11-30; docs/performance.md, speed work), and
+        kernel and its gradients ran at about half the FLOP rate of MatMul on a CPU
+        (docs/decisions/projections-2d.md), and
         oneDNN fuses the bias add into a 2-D MatMul.
         """
         rows = project_rows(inputs, self._flat_kernel(name), self._bias(name))

@@ -34,7 +34,7 @@ def write_attention(records: list[tuple[ProbeAttention, np.ndarray]], step: int)
 
     The float16 weights travel as their bits in a uint16 tensor: any float16 tensor makes TensorFlow's
     oneDNN build print "oneDNN supports DT_HALF only on platforms with AVX-512" on stderr, on AVX-512 CPUs
-    too (2026-12-02, AMD EPYC family 25 model 17). The bytes in the event file are the same either way.
+    too (AMD EPYC family 25 model 17). The bytes in the event file are the same either way.
     """
     for record, weights in records:
         assert record.kind in KINDS, record.kind

@@ -38,7 +38,7 @@ class Checkpoint:
     logs: dict[str, float]  # that epoch's Keras logs (loss, accuracy, val_loss, ...) and callbacks' state
     model: list[np.ndarray]  # model.variables, in order
     optimizer: list[np.ndarray]  # model.optimizer.variables, in order
-    step: int = 0  # optimizer updates done (checkpoints written before 2026-12-01 did not record it: 0)
+    step: int = 0  # optimizer updates done (0 in checkpoints of versions that did not record it)
     batch: int = 0  # batches of epoch `epoch + 1` trained already (0: taken at an epoch's end)
     metrics: list[np.ndarray] = field(default_factory=list)  # model.metrics_variables, when `batch`
 

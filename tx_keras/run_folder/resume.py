@@ -15,7 +15,7 @@ from tx_keras.run_folder.summary import SUMMARY_NAME
 # The step each event folder gives an epoch: Keras' curves use the 0-based epoch index; the dashboard
 # callbacks the number of completed epochs (diagnostics also step 0, before training). The dashboard
 # writes into the run folder itself, where the HParams row and the `final/` scalars are written once,
-# at the end. Run folders of before 2026-11-30 have the dashboard and `final` in sub-folders of their own.
+# at the end. Older run folders have the dashboard and `final` in sub-folders of their own.
 _KERAS_FOLDERS = ("train", "validation")
 _DASHBOARD_FOLDERS = ("", "attention", "samples", "diagnostics")
 _END_FOLDERS = ("final",)

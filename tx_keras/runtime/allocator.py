@@ -22,10 +22,9 @@ system's. The choice is the `TX_KERAS_ALLOCATOR` environment variable:
   step (glibc serves threads other than the main one from arenas of 64 MB heaps and maps larger blocks
   anew whatever M_MMAP_MAX says: the evaluation that spent half its CPU in the kernel), and each thread
   keeps its own glibc arena for the small allocations every op makes (the executor's bookkeeping, each
-  tensor's buffer record). Until 2026-12-05 `tuned` was glibc with one arena (`M_ARENA_MAX=1`) instead of
-  the pool: the two decoding loops waited on that arena's lock, and cached decoding at tx-bench's size
-  took 1.6-1.75x the time (AMX Xeon, docs/performance.md "The allocator's one arena was the decoders'
-  brake"); the pool also trains ~8 % faster there. It takes effect when set before TensorFlow's first
+  tensor's buffer record). One glibc arena for every thread (`M_ARENA_MAX=1`) instead of the pool made the
+  two decoding loops wait on that arena's lock (docs/decisions/allocator-bfc-pool.md has the figures).
+  It takes effect when set before TensorFlow's first
   tensor (importing TensorFlow is early enough); the cost is that the process keeps its peak heap until it
   exits, and the pool holds at most 64 GB of tensors (TensorFlow's default, `TF_CPU_BFC_MEM_LIMIT_IN_MB`).
   Off glibc only the pool applies (and the account says so). In a JAX run the pool holds what TensorFlow

@@ -11,9 +11,9 @@ def without_autotune_thread(dataset: tf.data.Dataset) -> tf.data.Dataset:
     That model runs in a thread that sleeps for its optimisation period, which doubles while an iterator
     lives, and deleting a finished iterator waits for the thread to wake. Keras' `fit` deletes each epoch's
     iterator as the next epoch starts, so every epoch boundary stalled with both cores idle: 5.4 s after a
-    15-s epoch, up to 18 s in tx-bench's real path on the AVX-512 Zen 5 EPYC (2026-12-02, where 8 of 17
-    timed epochs ran at ~1.1 of 2 cores instead of 1.8). The pipelines' `AUTOTUNE` settings still work
-    without it: a parallel map then runs one call per core, a prefetch keeps its own buffer tuner.
+    15-s epoch, up to 18 s in tx-bench's real path (docs/decisions/tfdata-autotune.md). The pipelines'
+    `AUTOTUNE` settings still work without it: a parallel map then runs one call per core, a prefetch
+    keeps its own buffer tuner.
     """
     options = tf.data.Options()
     options.autotune.enabled = False

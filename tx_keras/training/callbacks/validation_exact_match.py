@@ -18,7 +18,7 @@ class ValidationExactMatch(keras.callbacks.Callback):
     """Adds `val_exact_match` to each epoch's logs: the share of validation sentences the model, decoding
     on its own, gets exactly right. Token accuracy (teacher-forced) can be 0.99 while whole sentences
     still fail; this is the score early stopping waits for. One greedy pass over the split per epoch
-    (~2 s for the default task's 1,000 sentences on the AVX2-only 2-core AMD EPYC, 2026-11-30: README).
+    (about 2 s for the default task's 1,000 sentences on a 2-core CPU).
     """
 
     def __init__(self, decode: Callable, source: np.ndarray, target: np.ndarray, vocab: Vocabulary):
