@@ -31,8 +31,11 @@ def test_noise_is_dropped_and_real_messages_pass(capsys, caplog):
 
 
 def test_the_user_can_ask_for_the_startup_lines(monkeypatch):
-    monkeypatch.setattr(quiet_startup, "USER_WANTS_TF_LOGS", False)
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", quiet_startup.QUIET_LEVEL)  # the default start_tensorflow sets
     assert not quiet_startup.wants_startup_messages(1)
     assert quiet_startup.wants_startup_messages(2)  # logging.verbose=2
-    monkeypatch.setattr(quiet_startup, "USER_WANTS_TF_LOGS", True)
-    assert quiet_startup.wants_startup_messages(1)  # TF_CPP_MIN_LOG_LEVEL=0 or 1 set by the user
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL")
+    assert not quiet_startup.wants_startup_messages(1)
+    for level in ("0", "1"):  # set by the user
+        monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", level)
+        assert quiet_startup.wants_startup_messages(1)

@@ -30,7 +30,7 @@ from tx_keras.training.choices import DISTRIBUTIONS, PRECISIONS, SCHEDULES
 from tx_keras.training.logging_config import LoggingConfig
 from tx_keras.training.process_group import ProcessGroup
 from tx_keras.training.trainer_config import TrainerConfig
-from tx_keras.user_error import UserError
+from tx_keras.user_error import ConfigError, UserError
 
 # The summary metrics a run can return to a sweeper.
 OBJECTIVES = tuple(
@@ -38,10 +38,6 @@ OBJECTIVES = tuple(
     for split in ("validation", "test")
     for metric in ("exact_match", "accuracy", "loss", "bleu", "chrf")  # bleu, chrf: real-text tasks only
 )
-
-
-class ConfigError(UserError):
-    """A user's configuration mistake: printed as one line, never as a traceback."""
 
 
 Rule = Callable[[Any], "str | None"]

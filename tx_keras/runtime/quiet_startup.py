@@ -14,6 +14,7 @@ post-mortem. absl's Python warnings go to the log file only (conf/hydra/default.
 
 A user who asks TensorFlow for its INFO or WARNING lines (`TF_CPP_MIN_LOG_LEVEL=0` or `1`), or sets
 `logging.verbose=2`, sees everything; 2 or 3 set by the user keep the start-up quiet, as they intend.
+Importing this module changes nothing: `start_tensorflow`, which the commands call, sets the default level.
 """
 
 from __future__ import annotations
@@ -27,9 +28,7 @@ import time
 
 from tx_keras.runtime.tensorflow_presence import tensorflow_installed
 
-# Whether the user asked TensorFlow for its INFO/WARNING lines: read before this module sets its default.
-USER_WANTS_TF_LOGS = os.environ.get("TF_CPP_MIN_LOG_LEVEL", "").strip() in ("0", "1")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's own INFO and WARNING lines, after start-up
+QUIET_LEVEL = "2"  # TF_CPP_MIN_LOG_LEVEL's default: TensorFlow's own INFO and WARNING lines hidden
 
 _LOG = logging.getLogger("tx_keras.startup")
 
@@ -49,9 +48,15 @@ NOISE = re.compile(
 )
 
 
+def user_wants_tf_logs() -> bool:
+    """The user asked TensorFlow for its INFO/WARNING lines (TF_CPP_MIN_LOG_LEVEL=0 or 1); the default set
+    by `start_tensorflow` is neither."""
+    return os.environ.get("TF_CPP_MIN_LOG_LEVEL", "").strip() in ("0", "1")
+
+
 def wants_startup_messages(verbose: int) -> bool:
     """The user asked for the start-up lines: `logging.verbose=2`, or TF_CPP_MIN_LOG_LEVEL=0/1 set by them."""
-    return verbose >= 2 or USER_WANTS_TF_LOGS
+    return verbose >= 2 or user_wants_tf_logs()
 
 
 def start_tensorflow(verbose: int = 1) -> None:
@@ -62,6 +67,7 @@ def start_tensorflow(verbose: int = 1) -> None:
     """
     if "tensorflow" in sys.modules or not tensorflow_installed():
         return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_LEVEL)  # read once, when TensorFlow is imported
     if wants_startup_messages(verbose):
         import keras  # noqa: F401
         import tensorflow as tf

@@ -1,13 +1,16 @@
 """The `logging` config group's keys as a dataclass: what a run writes besides summary.json.
 
 Hydra validates conf/logging/*.yaml against it (conf/__init__.py registers it as `schema/logging`), so an
-unknown key or a wrong type fails while the config is composed; the value rules are
-tx_keras/config_check.py's. Imports nothing heavy: the config tree imports it before TensorFlow starts.
+unknown key or a wrong type fails while the config is composed, and each key's range or choices are on
+its field (tx_keras/config_rules.py): building one is checking it. Imports nothing heavy: the config tree
+imports it before TensorFlow starts.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from tx_keras.config_rules import at_least, check_rules, one_of, ruled
 
 
 @dataclass(frozen=True)
@@ -15,11 +18,16 @@ class LoggingConfig:
     """TensorBoard and console output; conf/logging/default.yaml explains each key."""
 
     tensorboard: bool = True  # write TensorBoard event files (all of the below needs it)
-    loss_every_steps: int = 10  # the per-step training loss curve: a point every this many steps; 0 = off
-    probes: int = 2  # validation sentences whose attention maps and translations are logged
-    attention_maps: str = "auto"  # auto | every | first_last | off
-    attention_tensors_mb: float = 1.0  # cap per logged epoch on the raw weights for the Attention tab
-    diagnostics_every: int = 1  # epochs between diagnostics; 0 = off
+    # the per-step training loss curve: a point every this many steps; 0 = off
+    loss_every_steps: int = ruled(10, at_least(0))
+    probes: int = ruled(2, at_least(0))  # validation sentences whose attention and translations are logged
+    attention_maps: str = ruled("auto", one_of("auto", "every", "first_last", "off"))  # when they are logged
+    attention_tensors_mb: float = ruled(1.0, at_least(0))  # cap per logged epoch on the raw weights
+    diagnostics_every: int = ruled(1, at_least(0))  # epochs between diagnostics; 0 = off
     head_importance: bool = False  # the validation loss with each head masked out, at the end
-    verbose: int = 1  # console: 0 = the end-of-run report only | 1 = progress | 2 = TensorFlow's lines too
-    progress_every_s: float = 30  # not a terminal: seconds between progress lines
+    # console: 0 = the end-of-run report only | 1 = progress | 2 = TensorFlow's lines too
+    verbose: int = ruled(1, one_of(0, 1, 2))
+    progress_every_s: float = ruled(30, at_least(1))  # not a terminal: seconds between progress lines
+
+    def __post_init__(self) -> None:
+        check_rules(self, "logging")
