@@ -5,9 +5,9 @@ XLA on) are rows of one table, each with its precision, oneDNN and XLA state. Ev
 here from the rows it stands beside, the same way for every run: ours' tokens/s over the row's (wall
 time), the row's CPU ms per step over ours' (CPU time). tx-bench's rows are geometric means of their
 windows, so these equal the paired-window ratios tx-bench printed, and the 95 % interval is recomputed
-from the windows the JSON keeps (ratio_interval.py); a file without windows (figures copied from an
-older table) gets its ratios from its rows and no interval. Imports no Keras: `tx-bench --markdown`
-runs anywhere.
+from the windows the JSON keeps (ratio_interval.py). It reads one format, the one `tx-bench --json`
+writes; parts a run did not measure (the real path, decoding, a second pool setting) are simply absent.
+Imports no Keras: `tx-bench --markdown` runs anywhere.
 """
 
 from __future__ import annotations
@@ -37,32 +37,22 @@ def row_ratios(rows: dict[str, dict], name: str, mine: str = "ours") -> dict[str
 
 def _interval(rows: dict[str, dict], name: str, measure: str, mine: str = "ours") -> str:
     key = {"wall": "window_step_s", "cpu": "window_cpu_step_s"}[measure]
-    if len(rows[mine].get(key, [])) < 2:
-        return ""
     interval = ratio_interval(rows[mine][key], rows[name][key])
     return f" ({interval['low']:.2f}-{interval['high']:.2f})"
 
 
 def _load(machine: dict) -> str:
-    start, end = machine.get("load_average"), machine.get("load_average_end")
-    if not start:
-        return "load not recorded"
-    return f"load {start[0]:.2f} at the start, {end[0]:.2f} at the end" if end else f"load {start[0]:.2f}"
+    start, end = machine["load_average"], machine["load_average_end"]
+    return f"load {start[0]:.2f} at the start, {end[0]:.2f} at the end"
 
 
 def _onednn(machine: dict) -> str:
-    how = (
-        f"TF_ENABLE_ONEDNN_OPTS={machine['onednn_env']}"
-        if machine.get("onednn_env") is not None
-        else "default"
-    )
-    return f"{ONEDNN_STATES[machine.get('onednn')]} ({how})"
+    how = f"TF_ENABLE_ONEDNN_OPTS={machine['onednn_env']}" if machine["onednn_env"] is not None else "default"
+    return f"{ONEDNN_STATES[machine['onednn']]} ({how})"
 
 
 def _windows(block: dict) -> str:
-    windows = block.get("windows")
-    if not windows:
-        return "not kept"
+    windows = block["windows"]
     others = "?" if windows["others_cores"] is None else f"{windows['others_cores']:.2f}"
     return f"{windows['windows']}, {windows['reason']}; others {others} cores, {MEASURES[windows['primary']]}"
 
@@ -75,7 +65,7 @@ def _rows(run: int, results: dict, block: dict) -> list[str]:
         if name != "ours":
             ratio = row_ratios(rows, name)
             ratios = [f"{ratio[m]:.2f}x{_interval(rows, name, m)}" for m in ("cpu", "wall")]
-        mfu = f"{100 * row['mfu']:.1f} %" if "mfu" in row else "-"
+        mfu = f"{100 * row['mfu']:.1f} %"
         lines.append(
             f"| {run} | {block['precision']} | {_onednn(machine)} | {STATES[block['jit_compile']]} | "
             f"{NAMES[name]} | {row['tokens_per_s']:,.0f} | {1000 * row['cpu_step_s']:,.0f} | {mfu} | "
@@ -112,11 +102,11 @@ def _run_note(run: int, results: dict) -> str:
         for block in results["blocks"]
     )
     # A run without a peer's rows says why, or they read as measured and dropped.
-    left_out = "".join(
-        f"; left out: {NAMES[name]}, {why}" for name, why in results.get("left_out", {}).items()
-    )
+    left_out = "".join(f"; left out: {NAMES[name]}, {why}" for name, why in results["left_out"].items())
     equal_work = "".join(_equal_work(block) for block in results["blocks"])
-    return f"{run}. {machine['date']}, {_load(machine)}; matmul peaks {peaks}{left_out}{equal_work}."
+    # The day only: a page shows what was measured on which day, not at what time of it.
+    day = machine["date"].split()[0]
+    return f"{run}. {day}, {_load(machine)}; matmul peaks {peaks}{left_out}{equal_work}."
 
 
 def markdown(runs: list[dict]) -> str:
@@ -151,28 +141,30 @@ def markdown(runs: list[dict]) -> str:
         for block in results["blocks"]:
             lines += _rows(run, results, block)
     lines += ["", *(_run_note(run, results) for run, results in enumerate(runs, 1))]
-    # Runs since 2026-12-04 evening decode in a fresh process (decoding_process.py), older after training;
-    # since 2026-12-05 evening on tx-translate's pools, beside a process on TensorFlow's where they differ.
+    real = [(run, results) for run, results in enumerate(runs, 1) if "real_path" in results]
+    if real:
+        lines += ["", *(_real_path_line(run, results) for run, results in real)]
     decoding = [
         (run, key, rates, where)
         for run, results in enumerate(runs, 1)
         for part, where in _decoding_parts(results)
-        for key, rates in results.get(part, {}).items()
+        for key, rates in results[part].items()
         if isinstance(rates, dict)
     ]
     if decoding:
         lines += [
             "",
-            "| run | greedy decoding, float32 | prefix tokens/s | cached tokens/s | cached vs prefix |",
+            "| run | greedy decoding, float32, in a fresh process | prefix tokens/s | cached tokens/s | "
+            "cached vs prefix |",
             "|---|---|---:|---:|---:|",
             *(
-                f"| {run} | {key} output tokens{where} | {rates['prefix']:,.0f} | {rates['cached']:,.0f} | "
+                f"| {run} | {key} output tokens, {where} | {rates['prefix']:,.0f} | {rates['cached']:,.0f} | "
                 f"{rates['cached'] / rates['prefix']:.1f}x{decoding_interval(rates)} |"
                 for run, key, rates, where in decoding
             ),
         ]
     paired = [(run, results) for run, results in enumerate(runs, 1) if "decoding_pools" in results]
-    if paired:  # runs since 2026-12-05 night: the two processes timed in turns
+    if paired:
         lines.append("")
         lines += [
             f"Run {run}: tx-translate's pools against TensorFlow's default pools, two processes timed in "
@@ -182,14 +174,31 @@ def markdown(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _real_path_line(run: int, results: dict) -> str:
+    """The real path's steps a minute and cores, and what the row parts and the gather were worth where
+    the run raced them (`--row-parts`, `--every-position`)."""
+    row = results["real_path"]
+    text = (
+        f"Run {run}, real path (`fit` of the {row['preset']} model, {row['precision']}): "
+        f"{row['steps_per_minute']:,.0f} steps a minute at {row['cpu_per_wall']:.2f} of {row['cores']} cores "
+        f"busy, padding {100 * row['padding_share']:.1f} %"
+    )
+    if "real_path_parts" in results:
+        parts = results["real_path_parts"]
+        text += f"; the step in {parts['step_parts']} row parts worth {parts['ratio']:.2f}x by wall time"
+    if "real_path_gather" in results:
+        text += f"; the gather of real positions worth {results['real_path_gather']['ratio']:.2f}x"
+    return text + "."
+
+
 def _decoding_parts(results: dict) -> list[tuple[str, str]]:
-    """The run's decoding results and how each was run, for the table's second column."""
-    process = results.get("decoding_process")
-    if process is None:
-        return [("decoding", "")]
+    """The run's decoding results and the thread pools each ran on, for the table's second column: a
+    run on a CPU where tx-translate's pools differ from TensorFlow's decodes on both."""
+    if "decoding" not in results:
+        return []
     if "decoding_default_pools" not in results:
-        return [("decoding", ", own process")]
+        return [("decoding", "TensorFlow's default pools")]
     return [
-        ("decoding", ", own process, tx-translate's pools (1 intra-op thread)"),
-        ("decoding_default_pools", ", own process, TensorFlow's default pools"),
+        ("decoding", "tx-translate's pools (1 intra-op thread)"),
+        ("decoding_default_pools", "TensorFlow's default pools"),
     ]

@@ -131,16 +131,13 @@ def _real_path(row: dict) -> list[str]:
 
 
 def _pools(row: dict) -> list[str]:
-    """The thread pools the row trained on, and whether each step's rows were cut into parts (files
-    before 2026-12-05 trained in tx-bench's own process, on TensorFlow's default pools, in one part)."""
-    if "step_parts" not in row:
-        return []
+    """The thread pools the row trained on, and whether each step's rows were cut into parts."""
     cut = (
         f"each step's rows in {row['step_parts']} parts"
         if row["step_parts"] > 1
         else "the whole batch a step"
     )
-    pools = "as tx-train sets them" if row.get("planned_pools") else "TensorFlow's defaults"
+    pools = "as tx-train sets them" if row["planned_pools"] else "TensorFlow's defaults"
     return [
         f"  {cut}, on {row['intra_op_threads']} intra-op and {row['inter_op_threads']} inter-op threads "
         f"({pools})"
@@ -180,9 +177,7 @@ def _real_path_gather(gather: dict) -> list[str]:
 
 
 def _checkpoint_write(row: dict) -> list[str]:
-    """The checkpoint's background write, timed after the epoch (files before 2026-12-05 timed it inside)."""
-    if "checkpoint_write_s" not in row:
-        return []
+    """The checkpoint's background write, timed after the epoch (a run overlaps it with the next one)."""
     return [
         f"  checkpoint: {row['checkpoint_mb']:.0f} MB, written in the background in "
         f"{row['checkpoint_write_s']:.2f} s ({row['checkpoint_write_cpu_s']:.2f} CPU s) after the timed "
@@ -191,8 +186,8 @@ def _checkpoint_write(row: dict) -> list[str]:
 
 
 def decoding_interval(rates: dict) -> str:
-    """The cached-vs-prefix ratio over the turns with its 95 % intervals, wall and CPU ("" for a file
-    from before they were kept, or a run of one turn)."""
+    """The cached-vs-prefix ratio over the turns with its 95 % intervals, wall and CPU ("" for a run of one
+    turn: no interval)."""
     if "interval" not in rates:
         return ""
     wall, cpu = rates["interval"], rates["cpu_interval"]
@@ -217,10 +212,12 @@ def render(results: dict) -> str:
     if "decoding" not in results:
         return "\n".join(lines)
     batch = results["size"]["batch"]
-    if process := results.get("decoding_process"):
-        pools = f"; {process['thread_pools']}" if "thread_pools" in process else ""
-        lines += ["", f"greedy decoding in a fresh process (pid {process['pid']}); {process['allocator']}"]
-        lines[-1] += pools
+    process = results["decoding_process"]
+    lines += [
+        "",
+        f"greedy decoding in a fresh process (pid {process['pid']}); {process['allocator']}; "
+        f"{process['thread_pools']}",
+    ]
     lines += ["", f"greedy decoding, float32 (batch {batch})  {'prefix':>8} {'cached':>10} {'speedup':>8}"]
     lines += _decoding_rows(results["decoding"])
     if default := results.get("decoding_default_pools"):
