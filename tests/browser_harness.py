@@ -17,6 +17,8 @@ from types import ModuleType
 
 import pytest
 
+from tests.ahead import job
+
 CHROMIUM = Path("/usr/bin/chromium")
 BIN = Path(sys.executable).parent
 # A fresh profile (Playwright makes one per launch) and no background traffic: on a closed network,
@@ -85,6 +87,33 @@ def train_sweep(root: Path) -> Path:
     """The SWEEP runs under `root`, trained in parallel (once per session: tests/conftest.py)."""
     runs = {name: [*SWEEP_TRAIN, f"model.num_heads={heads}", *more] for name, (heads, more) in SWEEP.items()}
     return train_side_by_side(root, runs, timeout=600)
+
+
+# The run the "why this word?" tests explain (tests/test_explorer_explanations.py, the browser tests): the
+# reverse task, where output word t is aligned with source word n-1-t, small enough for model=tiny to learn
+# it exactly in 6 epochs (~50 s); every head exported, and the validation head importance logged.
+REVERSE = [
+    "model=tiny",
+    "data=reverse",
+    "data.vocab_size=10",
+    "data.length=8",
+    "data.min_length=4",
+    "data.num_train=3000",
+    "data.num_validation=64",
+    "data.num_test=64",
+    "trainer.epochs=6",
+    "trainer.early_stopping.stop_at=null",
+    "export.attention=heads",
+    "logging.head_importance=true",
+    "logging.verbose=0",
+]
+
+
+@job("reverse_run")
+def train_reverse(root: Path) -> Path:
+    """The REVERSE run as `root/reverse` (once per session, started ahead: tests/ahead.py)."""
+    train_side_by_side(root, {"reverse": REVERSE}, timeout=600)
+    return root / "reverse"
 
 
 def train_side_by_side(root: Path, runs: dict[str, list[str]], timeout: float) -> Path:

@@ -1,9 +1,12 @@
 """The Attention tab: TensorBoard routes over the logged attention tensors and the runs' SavedModels.
 
 Routes (under /data/plugin/tx_attention/): the page's static files; `runs` (what was logged where);
-`attention` (one probe, kind and epoch: every layer and head); `translate` (POST a typed sentence: its
-translation and cross-attention from that run's SavedModel). Every refusal is JSON `{"error": message}`
-with a 4xx status (500 only for an export that fails to run), which the page shows as it is.
+`attention` (one probe, kind and epoch: every layer and head); `rollout` (the same, rolled out through
+the layers: rollout.py); `translate` (POST a typed sentence: its translation and cross-attention from
+that run's SavedModel); `explain` (POST a probe or a typed sentence, optionally heads to knock out:
+confidence, attribution, rollout and knock-out from the run's Keras model: sentence_explanation.py).
+Every refusal is JSON `{"error": message}` with a 4xx status, whatever the body or content type (500 only
+for a model that fails to run), which the page shows as it is.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from tensorboard.data import provider
 from tensorboard.plugins import base_plugin
 from werkzeug import Request, Response
 
+from tx_keras.explorer.rollout import cross_rollout, self_rollout
 from tx_keras.explorer.run_folders import run_folder, run_label, saved_model
+from tx_keras.explorer.run_models import RunModels
 from tx_keras.explorer.translators import Translators
 from tx_keras.explorer.typed_sentence import MAX_CHARACTERS, SentenceError, check_sentence
 from tx_keras.run_folder.attention_format import KINDS, PLUGIN_NAME, ProbeAttention, tag_for
@@ -26,7 +31,8 @@ from tx_keras.run_folder.attention_format import KINDS, PLUGIN_NAME, ProbeAttent
 STATIC = Path(__file__).parent / "static"
 _CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
 _MAX_STEPS = 100_000  # read every logged epoch (the loader also keeps them all)
-_MAX_BODY = 16 * 1024  # bytes of a translate request read at most (a sentence is MAX_CHARACTERS long)
+_MAX_BODY = 16 * 1024  # bytes of a POST body read at most (a sentence is MAX_CHARACTERS long)
+_STEPS = (4, 128)  # integration steps a request may ask for: fewer is too coarse, more only slow
 _LOG = logging.getLogger(__name__)
 
 
@@ -36,6 +42,34 @@ def _json(request: Request, body: dict, status: int = 200) -> Response:
 
 def _error(request: Request, message: str, status: int) -> Response:
     return _json(request, {"error": message}, status)
+
+
+def _body(request: Request, shape: str) -> dict:
+    """The request's JSON object, or SentenceError with the 4xx that says what is wrong with it."""
+    if request.method != "POST":
+        raise SentenceError(f"POST a JSON body {shape}", 405)
+    if request.mimetype != "application/json":  # also keeps other web sites' plain form posts out
+        raise SentenceError("send the body as Content-Type: application/json", 415)
+    raw = request.stream.read(_MAX_BODY + 1)  # bounded: get_data() would read any size into memory
+    if len(raw) > _MAX_BODY:
+        raise SentenceError(f"the body is over {_MAX_BODY} bytes", 413)
+    try:
+        body = json.loads(raw.decode("utf-8") or "null")
+    except (ValueError, RecursionError):  # UnicodeDecodeError included; RecursionError: [[[[... nested
+        raise SentenceError("the body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise SentenceError(f"send a JSON object {shape}")
+    return body
+
+
+def _whole(body: dict, name: str, default: int | None, low: int, high: int) -> int | None:
+    """body[name] as a whole number in [low, high] (default when absent); SentenceError otherwise."""
+    value = body.get(name, default)
+    if value is default:
+        return value
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise SentenceError(f"`{name}` must be a whole number from {low} to {high}")
+    return value
 
 
 class AttentionExplorerPlugin(base_plugin.TBPlugin):
@@ -48,6 +82,7 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
         self._provider = context.data_provider
         self._logdir = Path(context.logdir).expanduser() if context.logdir else None
         self._translators = Translators()
+        self._models = RunModels()
         self._steps_cache: dict[tuple[str, str], tuple[tuple, list[int]]] = {}
 
     def frontend_metadata(self) -> base_plugin.FrontendMetadata:
@@ -65,7 +100,9 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
             {
                 "/runs": self._serve_runs,
                 "/attention": self._serve_attention,
+                "/rollout": self._serve_rollout,
                 "/translate": self._serve_translate,
+                "/explain": self._serve_explain,
             }
         )
         return apps
@@ -201,21 +238,18 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
         record = tags.get(tag_for(probe, kind))
         if record is None:
             return _error(request, f"run {run!r} logged no {kind} attention for probe {probe + 1}", 404)
-        data = self._read(request, run, record.tag)
-        if not data:
-            return _error(request, f"run {run!r} has no readable {kind} attention yet", 404)
-        earlier = [datum for datum in data if step is None or datum.step <= step]
-        datum = earlier[-1] if earlier else data[0]
-        logged = datum.numpy  # float16 bits in uint16 (attention_summaries); float16 in older runs
-        weights = (logged.view(np.float16) if logged.dtype == np.uint16 else logged).astype(np.float32)
+        try:
+            shown, weights, steps = self._logged_weights(request, run, record.tag, step)
+        except SentenceError as error:
+            return _error(request, str(error), error.status)
         return _json(
             request,
             {
                 "run": run,
                 "probe": probe,
                 "kind": kind,
-                "step": datum.step,
-                "steps": [d.step for d in data],
+                "step": shown,
+                "steps": steps,
                 "queries": record.queries,
                 "keys": record.keys,
                 "source": record.source,
@@ -227,32 +261,143 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
 
     @Request.application
     def _serve_translate(self, request: Request) -> Response:
-        if request.method != "POST":
-            return _error(request, "POST a JSON body {run, text}", 405)
-        if request.mimetype != "application/json":  # also keeps other web sites' plain form posts out
-            return _error(request, "send the body as Content-Type: application/json", 415)
-        raw = request.stream.read(_MAX_BODY + 1)  # bounded: get_data() would read any size into memory
-        if len(raw) > _MAX_BODY:
-            return _error(request, f"the body is over {_MAX_BODY} bytes", 413)
         try:
-            body = json.loads(raw.decode("utf-8") or "null")
-        except ValueError:  # UnicodeDecodeError included
-            return _error(request, "the body is not valid JSON", 400)
-        if not isinstance(body, dict):
-            return _error(request, "send a JSON object {run, text}", 400)
-        try:
+            body = _body(request, "{run, text}")
             sentence = check_sentence(body.get("text"))
-            exports = self._translatable(request)
-            folder = body.get("run")
-            if folder not in exports:
-                raise SentenceError(f"run {folder!r} has no export here (still training, or deleted?)", 404)
-            result = self._translators.translate(exports[folder], sentence)
+            result = self._translators.translate(self._export(request, body.get("run")), sentence)
         except SentenceError as error:
             return _error(request, str(error), error.status)
         except Exception as error:  # a broken export: say so in the page, keep serving
-            _LOG.exception("Attention tab: translating with %s failed", body.get("run"))
+            _LOG.exception("Attention tab: translating failed")
             return _error(request, f"this run's export could not translate: {type(error).__name__}", 500)
-        return _json(request, {"run": folder, "sentence": sentence, **result})
+        return _json(request, {"run": body["run"], "sentence": sentence, **result})
+
+    def _export(self, request: Request, folder: object) -> Path:
+        exports = self._translatable(request)
+        if not isinstance(folder, str) or folder not in exports:
+            raise SentenceError(f"run {folder!r} has no export here (still training, or deleted?)", 404)
+        return exports[folder]
+
+    def _logged_weights(self, request: Request, run: str, tag: str, step: int | None) -> tuple:
+        """(datum at `step` or the nearest earlier logged one, every logged step) of one tag, float32."""
+        data = self._read(request, run, tag)
+        if not data:
+            raise SentenceError(f"run {run!r} has no readable {tag.rsplit('/', 1)[-1]} attention yet", 404)
+        earlier = [datum for datum in data if step is None or datum.step <= step]
+        datum = earlier[-1] if earlier else data[0]
+        logged = datum.numpy  # float16 bits in uint16 (attention_summaries); float16 in older runs
+        weights = (logged.view(np.float16) if logged.dtype == np.uint16 else logged).astype(np.float32)
+        return datum.step, weights, [d.step for d in data]
+
+    @Request.application
+    def _serve_rollout(self, request: Request) -> Response:
+        """One probe's attention rolled out through every layer (rollout.py), from the logged weights of
+        one epoch: encoder or decoder self-attention, or the source words each decoder position draws on."""
+        run, kind = request.args.get("run", ""), request.args.get("kind", "")
+        try:
+            probe = int(request.args.get("probe", ""))
+            step = int(request.args["step"]) if request.args.get("step") else None
+        except ValueError:
+            return _error(request, "probe and step must be whole numbers", 400)
+        if kind not in KINDS:
+            return _error(request, f"kind must be one of {', '.join(KINDS)}", 400)
+        tags = self._records(request).get(run)
+        if tags is None:
+            return _error(request, f"run {run!r} has no attention data now (its folder was deleted?)", 404)
+        needed = KINDS if kind == "cross" else (kind,)
+        records = {name: tags.get(tag_for(probe, name)) for name in needed}
+        missing = [name for name, record in records.items() if record is None]
+        if missing:
+            return _error(
+                request, f"run {run!r} logged no {', '.join(missing)} attention for probe {probe + 1}", 404
+            )
+        try:
+            read = {
+                name: self._logged_weights(request, run, record.tag, step) for name, record in records.items()
+            }
+        except SentenceError as error:
+            return _error(request, str(error), error.status)
+        shown, weights, steps = read[kind]
+        extra = {}
+        if kind == "cross":
+            rolled, share = cross_rollout(read["encoder_self"][1], read["decoder_self"][1], weights)
+            extra["source_share"] = np.round(share, 5).tolist()
+        else:
+            rolled = self_rollout(weights)
+        record = records[kind]
+        return _json(
+            request,
+            {
+                "run": run,
+                "probe": probe,
+                "kind": kind,
+                "step": shown,
+                "steps": steps,
+                "queries": record.queries,
+                "keys": record.keys,
+                "source": record.source,
+                "reference": record.reference,
+                "weights": [[np.round(rolled, 5).tolist()]],  # one layer, one "head": the rollout
+                "head_labels": ["rollout"],
+                **extra,
+            },
+        )
+
+    def _probes(self, request: Request, folder: Path) -> list:
+        """The logged probe records (cross kind: source tokens and decoder inputs) of every TensorBoard run
+        inside `folder`, one per probe."""
+        found = {}
+        for run, tags in self._records(request).items():
+            if self._logdir is not None and run_folder(self._logdir, run) == folder:
+                for record in tags.values():
+                    if record.kind == "cross":
+                        found.setdefault(record.probe, record)
+        return [found[i] for i in sorted(found)]
+
+    @Request.application
+    def _serve_explain(self, request: Request) -> Response:
+        """POST {run, probe} (a TensorBoard run's logged probe) or {run, text} (a run folder with an export,
+        a typed sentence), with optional `heads_off` [[kind, layer, head], ...] and `steps`."""
+        try:
+            body = _body(request, "{run, probe | text, heads_off?, steps?}")
+            steps = _whole(body, "steps", None, *_STEPS)
+            probe = _whole(body, "probe", None, 0, 10_000)
+            run = body.get("run")
+            if not isinstance(run, str) or self._logdir is None:
+                raise SentenceError("`run` must name a run of this logdir", 404)
+            if probe is None:
+                sentence = check_sentence(body.get("text"))
+                typed = self._translators.translate(self._export(request, run), sentence)
+                folder = run_folder(self._logdir, run)
+                keys, outputs = typed["keys"], typed["queries"]
+                extra = {"sentence": sentence, "translation": typed["translation"]}
+            else:
+                record = self._records(request).get(run, {}).get(tag_for(probe, "cross"))
+                folder = run_folder(self._logdir, run)
+                if record is None or folder is None:
+                    raise SentenceError(f"run {run!r} logged no probe {probe + 1}", 404)
+                keys, outputs = record.keys, record.queries[1:] + ["<eos>"]
+                extra = {"source": record.source, "reference": record.reference}
+            entry = self._models.get(folder)
+            probes = [
+                (entry.source_ids(logged.keys), entry.target_ids(logged.queries))
+                for logged in self._probes(request, folder)
+            ]
+            pair = entry.source_ids(keys), entry.target_ids(outputs)
+            from tx_keras.explorer.knockout import checked_heads
+            from tx_keras.explorer.sentence_explanation import explain
+
+            knocked = checked_heads(entry.model, body.get("heads_off"))
+            result = explain(entry, pair, probes, knocked, **({"steps": steps} if steps else {}))
+        except SentenceError as error:
+            return _error(request, str(error), error.status)
+        except Exception as error:  # a model that fails to load or run: say so in the page, keep serving
+            _LOG.exception("Attention tab: explaining failed")
+            return _error(request, f"this run's model could not explain: {type(error).__name__}", 500)
+        return _json(
+            request,
+            {"run": run, "probe": probe, "source_tokens": keys, "output_tokens": outputs, **extra, **result},
+        )
 
 
 class AttentionExplorerLoader(base_plugin.TBLoader):
