@@ -128,9 +128,9 @@ def train_side_by_side(root: Path, runs: dict[str, list[str]], timeout: float) -
         )
         for name, overrides in runs.items()
     }
-    for name, job in jobs.items():
-        output, _ = job.communicate(timeout=timeout)
-        assert job.returncode == 0, f"tx-train {name} failed:\n{output[-3000:]}"
+    for name, process in jobs.items():
+        output, _ = process.communicate(timeout=timeout)
+        assert process.returncode == 0, f"tx-train {name} failed:\n{output[-3000:]}"
     return root
 
 
