@@ -7,11 +7,11 @@ import pytest
 
 from tests.conftest import tx_train
 from tests.test_parallel_text import _pairs
-from tx_keras.claims.definitions import CLAIMS
+from tx_keras.claims.definitions import CLAIMS, HEADS_TEXT
 from tx_keras.claims.event_scalars import diagnostics_at_end
 from tx_keras.claims.seed_statistics import SeedStats
 from tx_keras.claims.settings import make_setting
-from tx_keras.claims.verdicts import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, heads_text_verdict
+from tx_keras.claims.verdicts import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, NOTHING_LEARNED, heads_text_verdict
 from tx_keras.cli.claims import main
 from tx_keras.training.callbacks.head_importance import TABLE
 
@@ -23,19 +23,20 @@ def _stats(**by_heads: tuple[float, ...]) -> dict:
 def test_the_rule_on_known_numbers():
     holds = heads_text_verdict(
         _stats(h1=(40.1, 40.5, 40.3), h8=(44.0, 44.6, 44.2), h32=(43.1, 43.5, 43.0)),
+        HEADS_TEXT,
         _stats(h1=(20.0, 20.4, 20.1), h8=(23.0, 23.5, 23.2)),
     )
     assert holds.outcome == HOLDS and "(BLEU 20.17 ± 0.21)" in holds.reason
-    assert any(note.startswith("32 heads against 8: lower") for note in holds.notes)
-    worse = heads_text_verdict(_stats(h1=(44.0, 44.6, 44.2), h8=(40.1, 40.5, 40.3)))
-    assert worse.outcome == INCONCLUSIVE and "the opposite difference is significant" in worse.reason
-    equal = heads_text_verdict(_stats(h1=(40.1, 40.5, 40.3), h8=(40.2, 40.4, 40.3)))
+    assert holds.notes[1].startswith("32 heads against 1: higher (Welch two-sided, Holm over the two")
+    worse = heads_text_verdict(_stats(h1=(44.0, 44.6, 44.2), h8=(40.1, 40.5, 40.3)), HEADS_TEXT)
+    assert worse.outcome == INCONCLUSIVE and "neither significant nor shown" in worse.reason
+    equal = heads_text_verdict(_stats(h1=(40.1, 40.5, 40.3), h8=(40.2, 40.4, 40.3)), HEADS_TEXT)
     assert equal.outcome == DOES_NOT_HOLD and "shown to be under 1" in equal.reason  # TOST within 1 chrF
-    same = heads_text_verdict(_stats(h1=(40.0, 44.0, 42.0), h8=(41.0, 45.0, 42.5)))
+    same = heads_text_verdict(_stats(h1=(40.0, 44.0, 42.0), h8=(41.0, 45.0, 42.5)), HEADS_TEXT)
     assert same.outcome == INCONCLUSIVE and "neither significant nor shown" in same.reason
-    nothing = heads_text_verdict(_stats(h1=(10.0, 11.0, 12.0), h8=(14.0, 15.0, 16.0)))
-    assert nothing.outcome == INCONCLUSIVE and "no setting learned" in nothing.reason
-    missing = heads_text_verdict(_stats(h1=(40.0, 41.0)))
+    nothing = heads_text_verdict(_stats(h1=(10.0, 11.0, 12.0), h8=(14.0, 15.0, 16.0)), HEADS_TEXT)
+    assert nothing.outcome == NOTHING_LEARNED and "8 heads stays below the floor 20" in nothing.reason
+    missing = heads_text_verdict(_stats(h1=(40.0, 41.0)), HEADS_TEXT)
     assert missing.outcome == INCONCLUSIVE and "8 heads" in missing.reason
 
 

@@ -36,7 +36,7 @@ def write_job(
     return job
 
 
-def attention_sweep(root, on=(0.99, 0.98, 1.0), off=(0.13, 0.14, 0.135), stamp="2026-12-01_10-00-00"):
+def attention_sweep(root, on=(0.99, 0.98, 1.0), off=(0.13, 0.14, 0.135), stamp="2026-12-07_10-00-00"):
     sweep = root / "claim_attention" / stamp
     number = 0
     for attention, values in (("full", on), ("none", off)):
@@ -77,7 +77,7 @@ def test_attention_report_has_the_question_the_table_the_verdict_and_a_plot(tmp_
 
 
 def test_a_claim_on_a_corpus_shows_the_corpus_in_its_command(tmp_path, capsys):
-    sweep = tmp_path / "claim_heads_text" / "2026-12-01_10-00-43"
+    sweep = tmp_path / "claim_heads_text" / "2026-12-07_10-00-43"
     for number, (heads, seed) in enumerate((h, s) for h in (1, 8, 32) for s in range(3)):
         chrf = {1: 37.0, 8: 38.0, 32: 34.0}[heads] + seed / 2
         metrics = {"validation_chrf": chrf, "validation_bleu": chrf / 2}
@@ -91,33 +91,43 @@ def test_a_claim_on_a_corpus_shows_the_corpus_in_its_command(tmp_path, capsys):
 
 def test_a_sweeps_root_uses_the_newest_sweep_of_each_claim(tmp_path, capsys):
     attention_sweep(tmp_path, on=(0.2, 0.21, 0.2))  # an old sweep: superseded
-    newer = attention_sweep(tmp_path, on=(0.99, 0.98, 1.0), stamp="2026-12-02_09-00-00")
-    (tmp_path / "claim_attention" / "2026-12-03_00-00-00").mkdir()  # started, no runs yet: skipped
+    newer = attention_sweep(tmp_path, on=(0.99, 0.98, 1.0), stamp="2026-12-08_09-00-00")
+    (tmp_path / "claim_attention" / "2026-12-09_00-00-00").mkdir()  # started, no runs yet: skipped
     main([str(tmp_path), "--out", str(tmp_path / "report")])
     printed = capsys.readouterr().out
     assert (
-        "tx-claims: attention: 2 sweep(s) found: 2026-12-02_09-00-00 (judged), 2026-12-01_10-00-00\n"
+        "tx-claims: attention: 2 sweep(s) found: 2026-12-08_09-00-00 (judged), 2026-12-07_10-00-00\n"
         in printed
     )
     assert "attention: holds" in printed
     report = (tmp_path / "report" / "report.md").read_text()
-    assert f"| **holds** | `{newer}` | `2026-12-01_10-00-00` |" in report
-    assert "Rules that changed after results were in" in report and "2026-12-02, after the" in report
+    assert f"| **holds** | `{newer}` | `2026-12-07_10-00-00` |" in report
+    assert "(set 2026-12-06, before these runs)" in report and "runs of 2026-12-08)" in report
+
+
+def test_runs_made_before_their_rule_give_an_exploratory_result_not_a_verdict(tmp_path, capsys):
+    sweep = attention_sweep(tmp_path, stamp="2026-11-29_20-30-00")
+    main([str(sweep), "--out", str(tmp_path / "report")])
+    assert "\nattention: exploratory (rule set after the runs): holds: " in capsys.readouterr().out
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "## 1. Attention gives context: exploratory (rule set after the runs): holds" in report
+    assert "**Exploratory result: holds.**" in report and "(set 2026-12-06, not before these runs)" in report
+    assert "3 usable seeds a setting" in report
 
 
 def test_pick_judges_another_sweep_and_a_wrong_pick_is_one_line(tmp_path, capsys):
     old = attention_sweep(tmp_path, on=(0.2, 0.21, 0.2))
-    attention_sweep(tmp_path, on=(0.99, 0.98, 1.0), stamp="2026-12-02_09-00-00")
+    attention_sweep(tmp_path, on=(0.99, 0.98, 1.0), stamp="2026-12-08_09-00-00")
     main([str(tmp_path), "--out", str(tmp_path / "report"), "--pick", f"attention={old.name}"])
     printed = capsys.readouterr().out
-    assert "found: 2026-12-02_09-00-00, 2026-12-01_10-00-00 (judged)" in printed
+    assert "found: 2026-12-08_09-00-00, 2026-12-07_10-00-00 (judged)" in printed
     assert "attention: inconclusive: token accuracy with attention 0.203" in printed  # the old sweep
     with pytest.raises(SystemExit) as exit_info:
         main([str(tmp_path), "--out", str(tmp_path / "report"), "--pick", "attention=nope"])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err == (
-        "tx-claims: error: --pick attention=...: no such sweep with runs; found: 2026-12-02_09-00-00, "
-        "2026-12-01_10-00-00\n"
+        "tx-claims: error: --pick attention=...: no such sweep with runs; found: 2026-12-08_09-00-00, "
+        "2026-12-07_10-00-00\n"
     )
 
 

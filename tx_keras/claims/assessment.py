@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import datetime
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tx_keras.claims.claim_runs import (
@@ -21,14 +22,16 @@ from tx_keras.claims.verdicts import Verdict
 
 @dataclass(frozen=True)
 class Assessment:
-    """What the report shows for one claim; `figures` are (caption, file name in the report folder),
-    `tables` (caption, Markdown table) of its end-of-training diagnostics."""
+    """What the report shows for one claim; `runs_on` the day its runs began, `figures` are (caption,
+    file name in the report folder), `tables` (caption, Markdown table) of its end-of-training
+    diagnostics."""
 
     claim: Claim
     sweep_dir: Path
     runs: list[ClaimRun]
     evidence: Evidence
     verdict: Verdict
+    runs_on: datetime.date | None = None
     figures: list[tuple[str, str]] = field(default_factory=list)
     tables: list[tuple[str, str]] = field(default_factory=list)
 
@@ -60,6 +63,16 @@ def layer_table(values: dict[Setting, dict[str, float]], knobs: tuple[str, ...])
         cells = [f"{values[setting][layer]:.3f}" if layer in values[setting] else "" for layer in layers]
         lines.append(f"| {label(setting, knobs)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def runs_began(sweep_dir: Path, runs: list[ClaimRun]) -> datetime.date | None:
+    """The day a sweep's runs began: its folder's `<date>_<time>` name, else its oldest job folder's
+    modification time (None without either)."""
+    try:
+        return datetime.date.fromisoformat(sweep_dir.name[:10])
+    except ValueError:
+        times = [run.record.path.stat().st_mtime for run in runs if run.record.path.exists()]
+        return datetime.date.fromtimestamp(min(times)) if times else None
 
 
 def assess(claim: Claim, sweep_dir: Path, out_dir: Path) -> Assessment:
@@ -95,4 +108,6 @@ def assess(claim: Claim, sweep_dir: Path, out_dir: Path) -> Assessment:
         if values:
             caption = f"`layers/{prefix}` at the end of training per layer (mean over seeds)"
             tables.append((caption, layer_table(values, claim.knobs)))
-    return Assessment(claim, sweep_dir, runs, evidence, claim.judge(evidence), figures, tables)
+    runs_on = runs_began(sweep_dir, runs)
+    verdict = replace(claim.judge(evidence), exploratory=not claim.rule.predates(runs_on))
+    return Assessment(claim, sweep_dir, runs, evidence, verdict, runs_on, figures, tables)

@@ -8,9 +8,10 @@ from collections import defaultdict
 from pathlib import Path
 
 from tx_keras.claims.assessment import Assessment
+from tx_keras.claims.rule import ALPHA
 from tx_keras.claims.settings import Setting, value_of
-from tx_keras.claims.verdicts import CHANGES, steps_text
-from tx_keras.claims.welch_test import ALPHA, POWER, detectable_effect, least_significant
+from tx_keras.claims.verdicts import steps_text
+from tx_keras.comparison.power import TARGET
 from tx_keras.run_folder.atomic_write import write_text
 
 
@@ -55,13 +56,19 @@ def section(number: int, assessment: Assessment) -> str:
     claim, verdict = assessment.claim, assessment.verdict
     total = sum(run.record.wall_time_s or 0.0 for run in assessment.runs)
     command = " ".join(filter(None, ("tx-train", f"sweep={claim.sweep}", claim.arguments)))
+    seeds = sorted({stats.n for stats in assessment.evidence.stats.values()})
+    used = "no" if not seeds else str(seeds[0]) if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
+    when = assessment.runs_on.isoformat() if assessment.runs_on else "an unknown date"
+    kind = "Exploratory result" if verdict.exploratory else "Verdict"
+    order = "before" if claim.rule.predates(assessment.runs_on) else "not before"
     parts = [
-        f"## {number}. {claim.title}: {verdict.outcome}\n",
+        f"## {number}. {claim.title}: {verdict.label}\n",
         f"**Question.** {claim.question}\n",
         f"**Experiment.** {claim.measures} Command: `{command}`; read from "
-        f"`{assessment.sweep_dir}` ({len(assessment.runs)} runs, {total / 60:.1f} min of run time).\n",
-        f"**Rule** (as of the last change listed at the top). {claim.rule}.\n",
-        f"**Verdict: {verdict.outcome}.** {verdict.reason}.\n",
+        f"`{assessment.sweep_dir}` ({len(assessment.runs)} runs, {used} usable seeds a setting, "
+        f"{total / 60:.1f} min of run time, runs of {when}).\n",
+        f"**Rule** (set {claim.rule.set_on}, {order} these runs). {claim.rule.text()}.\n",
+        f"**{kind}: {verdict.outcome}.** {verdict.reason}.\n",
     ]
     if verdict.notes:
         parts.append("".join(f"- {note}\n" for note in verdict.notes))
@@ -72,24 +79,20 @@ def section(number: int, assessment: Assessment) -> str:
 
 
 def header(today: str) -> list[str]:
-    """What every verdict means, what 3 seeds can see, and which rules changed after which results."""
+    """What every verdict means and when a result is only exploratory."""
     return [
         "# The lecture's claims, tested\n",
-        f"Written by `tx-claims` on {today}. The rules are in `tx_keras/claims/definitions.py` and "
-        "`verdicts.py`. **holds**: the claimed difference is significant, Welch's t-test over seeds "
-        f"one-sided in the claimed direction at p < {ALPHA} (Hedges' g beside it), with the claim's own "
-        "levels; **does not hold**: the equivalence test (TOST, two one-sided Welch tests at "
-        f"p < {ALPHA}) shows the difference to be smaller than the margin the rule states; "
-        "**inconclusive**: neither, or a setting missing, or no setting learned the task. A run that "
-        "diverged counts as accuracy 0; each metric is compared at its resolution (a step count read "
-        f"once per epoch, at one epoch of steps). With 3 seeds a side this test finds a true difference of "
-        f"{detectable_effect(3):.1f} seed-to-seed sd {POWER:.0%} of the time (simulated Welch, normal "
-        f"noise; the pooled-t formula would say less), and none below {least_significant(3):.2f} sd of "
-        "the samples.\n",
-        "Rules that changed after results were in (a rule changed later is a weaker test than one fixed "
-        "before the runs):\n",
-        *(f"- {change}" for change in CHANGES),
-        "",
+        f"Written by `tx-claims` on {today}. The rules are in `tx_keras/claims/definitions.py` (every "
+        "threshold once, with its reason and date) and `verdicts.py`. **holds**: the claimed difference is "
+        f"significant, Welch's t-test over seeds one-sided in the claimed direction at p < {ALPHA}, with "
+        "the claim's own levels; **does not hold**: the equivalence test (TOST, Holm over the TOSTs "
+        "behind one verdict) shows the difference within the rule's margin, both arms having learned; "
+        "**inconclusive (nothing learned)**: an arm the decision needs stays below the rule's floor; "
+        "**inconclusive**: neither, or a setting missing. Each comparison gives the difference with its "
+        "95 % interval, the seeds it used, and the power of both tests at that n (simulated Welch and "
+        f"TOST, normal noise at the pair's sd); where the TOST's power is under {TARGET:.0%}, the seeds "
+        "that would reach it. A diverged run counts as accuracy 0. A result from runs made before its "
+        "rule was set is **exploratory**, never a verdict.\n",
     ]
 
 
@@ -103,6 +106,6 @@ def write_report(
     for a in assessments:
         others = [folder for folder in (found or {}).get(a.claim.name, []) if folder != a.sweep_dir]
         listed = ", ".join(f"`{folder.name}`" for folder in others) or "none"
-        lines.append(f"| {a.claim.title} | **{a.verdict.outcome}** | `{a.sweep_dir}` | {listed} |")
+        lines.append(f"| {a.claim.title} | **{a.verdict.label}** | `{a.sweep_dir}` | {listed} |")
     body = "\n".join(lines) + "\n\n" + "\n".join(section(i + 1, a) for i, a in enumerate(assessments))
     return write_text(out_dir / "report.md", body)

@@ -1,84 +1,77 @@
-"""Is a difference between two settings real, or shown to be small? Welch's t-test over seeds, one-sided in
-the claimed direction, and its equivalence form (TOST) against a margin fixed in the rule.
-
-Needs only each side's mean, sd and n, so a verdict can be re-judged from a published table. One level for
-every claim: "holds" needs a one-sided p < ALPHA in the claimed direction; "does not hold" needs the TOST
-p < ALPHA, i.e. the difference shown to lie within ± the rule's margin; anything else is inconclusive
-(absence of evidence is not evidence of absence).
-"""
+"""Is a difference between two settings real, or shown to be small, and could these seeds have told?
+comparison/welch.py's Welch test read as a claim's rule: one-sided in the claimed direction, its TOST
+against the rule's margin, and the power of both for the n actually run (comparison/power.py)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from scipy import stats
+from tx_keras.claims.rule import ALPHA
+from tx_keras.claims.seed_statistics import SeedStats
+from tx_keras.comparison.power import TARGET, seeds_for, tost_power, welch_power
+from tx_keras.comparison.welch import Welch, welch
 
-from tx_keras.comparison import welch as welch_core
-
-ALPHA = 0.05  # the level of every claim test: one-sided Welch for "holds", TOST for "does not hold"
-POWER = 0.8  # for the detectable effect the report states
 RESOLUTION = 0.001  # the smallest sd taken as real for a 0-1 metric (token accuracy, exact-match)
 
 
 @dataclass(frozen=True)
-class Comparison(welch_core.Welch):
-    """`better` minus `worse` (the claimed direction): comparison/welch.py's Welch test (difference, its
-    standard error, degrees of freedom, Hedges' g, t, p two-sided, TOST) read as a claim's rule: the
-    one-sided p of "better is larger" and `threshold`, the smallest difference this pair's spreads and
-    seeds would have made significant."""
+class Comparison:
+    """`better` minus `worse` (the claimed direction) by Welch's test; `n` the seeds a side the power
+    figures use (the smaller side's)."""
+
+    test: Welch
+    n: int
+
+    @property
+    def difference(self) -> float:
+        return self.test.difference
 
     @property
     def p(self) -> float:
-        return self.p_greater
-
-    @property
-    def threshold(self) -> float:
-        return self.least_significant(ALPHA, one_sided=True)
+        """One-sided p of "better is larger"."""
+        return self.test.p_greater
 
     @property
     def real(self) -> bool:
         """The rule's yes: `better` is larger, one-sided p < ALPHA."""
         return self.p < ALPHA
 
-    def equivalent(self, margin: float) -> bool:
-        """The rule's no: the difference is shown to be smaller than `margin` (TOST p < ALPHA)."""
-        return self.p_equivalent(margin) < ALPHA
+    def p_equivalent(self, margin: float) -> float:
+        return self.test.p_equivalent(margin)
 
-    def text(self, digits: int = 3, margin: float | None = None) -> str:
-        """`difference 0.862 (Welch one-sided p 1e-06, Hedges g 240; significant above 0.006)`, with the
-        equivalence test against `margin` when given."""
-        tost = f"; within ± {margin:g}: TOST p {self.p_equivalent(margin):.2g}" if margin is not None else ""
+    def welch_power(self, effect: float) -> float:
+        """The chance this one-sided test finds a true difference of `effect` at this pair's sd and n."""
+        return welch_power(round(effect / self.test.sd, 3), self.n, ALPHA)
+
+    def tost_power(self, margin: float, alpha: float = ALPHA) -> float:
+        """The chance TOST shows the difference within ± `margin` when it is truly 0, at this sd and n."""
+        return tost_power(round(margin / self.test.sd, 3), self.n, alpha)
+
+    def tost_seeds(self, margin: float, alpha: float = ALPHA) -> int | None:
+        """The seeds a side at which TOST would reach TARGET power at a true difference 0."""
+        return seeds_for(lambda n: tost_power(round(margin / self.test.sd, 3), n, alpha))
+
+    def text(self, digits: int = 3) -> str:
+        """`difference 0.862 [0.85, 0.87] (Welch one-sided p 1e-06, Hedges g 237)`."""
         return (
-            f"difference {self.difference:.{digits}f} (Welch one-sided p {self.p:.2g}, Hedges g "
-            f"{self.hedges_g:.3g}; significant above {self.threshold:.{digits}f}{tost})"
+            f"difference {self.test.interval_text(digits)} (95 % interval; Welch one-sided p "
+            f"{self.p:.2g}, Hedges g {self.test.hedges_g:.3g}, n {self.n} a side)"
         )
 
-
-def welch(
-    mean_1: float, sd_1: float, n_1: int, mean_2: float, sd_2: float, n_2: int, resolution: float = RESOLUTION
-) -> Comparison:
-    """Compare side 1 (claimed better) with side 2 from their summaries (n >= 2 each).
-
-    An sd below `resolution` (the metric's step: one step of a 0-1 score read to 3 digits, one epoch of
-    steps for a step count read once per epoch) is taken as `resolution`: with sd 0 on both sides the t
-    statistic would be infinite for any difference, yet seeds that agree exactly say only that the noise
-    is below what the metric resolves.
-    """
-    if min(n_1, n_2) < 2:
-        raise ValueError(f"Welch's test needs >= 2 seeds a side, got {n_1} and {n_2}")
-    core = welch_core.welch(mean_1, sd_1, n_1, mean_2, sd_2, n_2, resolution)
-    return Comparison(core.difference, core.se, core.df, core.hedges_g)
+    def power_text(self, effect: float, margin: float, alpha: float = ALPHA) -> str:
+        """The power of both tests at this n, and the seeds that would put "does not hold" in reach."""
+        tost = self.tost_power(margin, alpha)
+        text = (
+            f"power at n {self.n}: Welch {self.welch_power(effect):.0%} for a true {effect:g}, TOST "
+            f"{tost:.0%} at a true 0 (sd {self.test.sd:.3g})"
+        )
+        if tost < TARGET:
+            needed = self.tost_seeds(margin, alpha)
+            more = f"{needed} seeds a side would give {TARGET:.0%}" if needed else "no n up to 200 would"
+            text += f"; 'does not hold' is out of reach at this n ({more})"
+        return text
 
 
-def least_significant(n: int = 3) -> float:
-    """The smallest difference (in units of a common sample sd) that can reach one-sided p < ALPHA with n
-    seeds a side (equal sample sds give Welch 2n - 2 degrees of freedom)."""
-    return float(stats.t.ppf(1 - ALPHA, 2 * n - 2)) * math.sqrt(2 / n)
-
-
-def detectable_effect(n: int = 3) -> float:
-    """The true effect (difference / common sd) that this test (Welch, one-sided at ALPHA) finds with
-    POWER, n seeds a side, normal noise: simulated (comparison/welch.py), 2.7 sd at n = 3. The pooled-t
-    formula would say 2.5 sd: Welch's degrees of freedom fall below 2n - 2 whenever the sample sds differ."""
-    return welch_core.detectable_effect(n, ALPHA, POWER, one_sided=True)
+def compare(better: SeedStats, worse: SeedStats, resolution: float = RESOLUTION) -> Comparison:
+    """Welch's test of `better` against `worse` (>= 2 seeds each)."""
+    return Comparison(welch(better.values, worse.values, resolution), min(better.n, worse.n))

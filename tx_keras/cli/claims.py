@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"tx-claims: {name}: {len(found.found)} sweep(s) found: {listed}")
     assessments = [assess(CLAIMS[name], found.judged, args.out) for name, found in sweeps.items()]
     for assessment in assessments:
-        print(f"{assessment.claim.name}: {assessment.verdict.outcome}: {assessment.verdict.reason}")
+        print(f"{assessment.claim.name}: {assessment.verdict.label}: {assessment.verdict.reason}")
     all_found = {name: list(found.found) for name, found in sweeps.items()}
     print(f"tx-claims: wrote {write_report(assessments, args.out, all_found)}")
 

@@ -1,5 +1,6 @@
 """`tx-compare SWEEP_DIR`: every run of a sweep in one table, best first; the runs grouped by setting (runs
-that differ only by seed) with mean ± sd, intervals and each group's Welch test against the best; curves,
+of one sweep folder that differ only by seed) with mean ± sd, intervals, and every pair of groups tested
+(Welch, Holm over all pairs) with each group's difference to the best and its interval; curves,
 per-knob and per-group plots, and the grouped result as CSV and JSON."""
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ def _parser() -> CommandParser:
         "--metric",
         default="validation_exact_match",
         help="summary metric to sort by (losses ascending, others descending)",
+    )
+    parser.add_argument(
+        "--pool-sweeps",
+        action="store_true",
+        help="group runs of different sweep folders that share a setting (default: each sweep apart)",
     )
     parser.add_argument(
         "--out",
@@ -56,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     if not runs:
         parser.fail(f"{args.sweep_dir} holds no tx-train runs")
     header, rows = table_rows(runs, args.metric)
-    groups = compare_groups(runs, args.metric)
+    groups = compare_groups(runs, args.metric, pool_sweeps=args.pool_sweeps)
     present = {name for run in runs for name in run.metrics}
     others = [name for name in METRIC_COLUMNS if name in present and name != args.metric]
     group_header, group_table = group_rows(groups, args.metric, others)
@@ -72,6 +78,8 @@ def main(argv: list[str] | None = None) -> None:
     plot_metric_by_knob(runs, args.metric, out / f"{args.metric}_by_knob.png")
     plot_groups(groups, varying_knobs(groups), args.metric, out / f"{args.metric}_by_group.png")
     sessions = write_group_sessions(out, groups, [args.metric, *others])
+    if args.metric.startswith("test_"):
+        print(f"tx-compare: note: choices belong to validation; {args.metric} reports the one chosen")
     print(as_text(header, rows), end="")
     print(f"\n{caption}\n")
     print(as_text(group_header, group_table), end="")

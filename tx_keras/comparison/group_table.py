@@ -7,12 +7,12 @@ import math
 
 from tx_keras.comparison.groups import (
     ALPHA,
-    LEVEL,
     Group,
     metric_summary,
     shared_knobs,
     varying_knobs,
 )
+from tx_keras.comparison.welch import LEVEL
 
 
 def _number(value: float | None, digits: int = 4) -> str:
@@ -24,17 +24,18 @@ def _p(value: float | None) -> str:
 
 
 def group_rows(groups: list[Group], metric: str, others: list[str]) -> tuple[list[str], list[list[str]]]:
-    """Header and one row per group, best first: the knobs that vary, n, the metric's mean ± sd and
-    interval, the difference to the best with Hedges' g and the Holm-corrected p, the verdict, and
-    the `others` metrics' mean ± sd."""
+    """Header and one row per group, best first: the knobs that vary, usable runs of all and diverged
+    runs, the metric's mean ± sd and interval, the difference to the best with its simultaneous 95 %
+    interval, Hedges' g and the Holm-corrected p, the verdict, and the `others` metrics' mean ± sd."""
     knobs = varying_knobs(groups)
     header = [
         "group",
         *knobs,
-        "n",
+        "usable runs",
+        "diverged",
         f"{metric} (mean ± sd)",
         f"{LEVEL:.0%} interval",
-        "minus best",
+        f"minus best [{LEVEL:.0%} interval]",
         "Hedges g",
         "p (Holm)",
         "verdict",
@@ -49,11 +50,12 @@ def group_rows(groups: list[Group], metric: str, others: list[str]) -> tuple[lis
             [
                 str(rank + 1),
                 *(setting.get(knob, "") for knob in knobs),
-                str(group.summary.n),
+                group.count,
+                str(group.diverged),
                 group.summary.text(),
                 f"[{interval[0]:.4f}, {interval[1]:.4f}]" if interval else group.note,
-                _number(-test.difference if test else None),
-                _number(-test.hedges_g if test else None, 2),
+                test.interval_text() if test else "",
+                _number(test.hedges_g if test else None, 2),
                 _p(group.p_holm),
                 group.verdict,
                 *(metric_summary(group.runs, name).text() for name in others),
@@ -66,10 +68,13 @@ def group_caption(groups: list[Group], metric: str, runs: int) -> str:
     """The line above the table: what was grouped, what every group shares, how the test was done."""
     shared = shared_knobs(groups)
     same = f"; every group has {', '.join(f'{k}={v}' for k, v in shared.items())}" if shared else ""
+    pairs = max((group.pairs for group in groups), default=0)
     return (
-        f"{runs} runs in {len(groups)} groups (runs that differ only by seed){same}. Each group against "
-        f"the best by {metric}: Welch's t-test, two-sided, Holm-corrected over the groups tested, "
-        f"'worse than the best' at p < {ALPHA}; minus best and Hedges g are the group minus the best."
+        f"{runs} runs in {len(groups)} groups (runs of one sweep folder that differ only by seed){same}. "
+        f"Every pair of groups with >= 2 usable runs by {metric}: Welch's t-test, two-sided, Holm-corrected "
+        f"over all {pairs} pairs (the best is picked from the same data), 'worse than the best' at "
+        f"p < {ALPHA}; minus best is the group minus the best with its {LEVEL:.0%} interval, simultaneous "
+        "over the pairs (Bonferroni). A group under 2 usable runs is shown, never ranked best or tested."
     )
 
 
@@ -93,17 +98,21 @@ def groups_json(groups: list[Group], metric: str, metrics: list[str]) -> str:
             {
                 "setting": dict(group.setting),
                 "runs": [run.name for run in group.runs],
+                "usable_runs": group.summary.n,
+                "diverged_runs": group.diverged,
                 "metrics": per_metric,
                 "verdict": group.verdict,
                 "note": group.note,
                 "against_best": None
                 if test is None
                 else {
-                    "difference": -test.difference,
-                    "hedges_g": -test.hedges_g,
+                    "difference": test.difference,
+                    "interval": [test.low, test.high],
+                    "hedges_g": test.hedges_g,
                     "welch_df": test.df,
                     "p": group.p,
                     "p_holm": group.p_holm,
+                    "pairs_corrected": group.pairs,
                 },
             }
         )

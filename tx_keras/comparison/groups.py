@@ -1,27 +1,35 @@
-"""Runs grouped by their settings (every override except the seed), each group against the best.
+"""Runs grouped by their settings (every override except the seed, and the sweep folder), each group
+against the best, the selection of the best accounted for.
 
 A single run ranks variants by noise as readily as by effect: with seeds (`tx-train sweep=NAME seeds=3`)
-each setting is a group with a mean, an sd and a 95 % interval, and each group is compared with the best
-one by Welch's test, Holm-corrected for the number of groups compared, Hedges' g beside it. A group the
-test cannot tell from the best is marked so: choosing between them is not a result.
+each setting is a group with a mean, an sd and a 95 % interval. The best is picked from the same data it
+is then compared on, so every pair of groups is tested (Welch's t-test, two-sided) and Holm's correction
+runs over all of them: whichever group comes out best, the chance of calling any group worse when all
+are equal stays at most ALPHA (docs/decisions/comparison-test.md says why this and not Games-Howell or
+Hsu's MCB). A group with fewer than 2 usable runs is shown with its count and never crowned or tested;
+runs of different sweep folders are never pooled unless asked (`pool_sweeps`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
+from pathlib import PurePosixPath
 
-from scipy import stats
+import numpy as np
 from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.weightstats import DescrStatsW
 
 from tx_keras.comparison.sweep_runs import RunRecord
 from tx_keras.comparison.table import lower_is_better
-from tx_keras.comparison.welch import Welch, welch
+from tx_keras.comparison.welch import LEVEL, Welch, welch
 
-ALPHA = 0.05  # two-sided level of "differs from the best", after Holm's correction
-LEVEL = 0.95  # coverage of each group's interval (Student's t over its runs)
+ALPHA = 0.05  # two-sided level of "worse than the best", after Holm's correction over every pair
 
 Setting = tuple[tuple[str, str], ...]
+SWEEP = "sweep"  # the group key's entry for the folder a run's sweep wrote
 
 # Verdicts of a group against the best (the best itself is BEST).
 BEST = "best"
@@ -53,22 +61,20 @@ class Summary:
 
     @property
     def mean(self) -> float:
-        return sum(self.values) / self.n if self.values else math.nan
+        return float(np.mean(self.values)) if self.values else math.nan
 
     @property
     def sd(self) -> float:
         """Sample standard deviation (n - 1); NaN below two runs."""
-        if self.n < 2:
-            return math.nan
-        return math.sqrt(sum((v - self.mean) ** 2 for v in self.values) / (self.n - 1))
+        return float(np.std(self.values, ddof=1)) if self.n >= 2 else math.nan
 
     @property
     def interval(self) -> tuple[float, float] | None:
         """The 95 % interval of the mean (Student's t, n - 1 df); None below two runs."""
         if self.n < 2:
             return None
-        half = float(stats.t.ppf((1 + LEVEL) / 2, self.n - 1)) * self.sd / math.sqrt(self.n)
-        return self.mean - half, self.mean + half
+        low, high = DescrStatsW(np.asarray(self.values)).tconfint_mean(alpha=1 - LEVEL)
+        return float(low), float(high)
 
     def text(self, digits: int = 4) -> str:
         """`0.9120 ± 0.0040` (the mean alone for one run, `n/a` for none)."""
@@ -81,7 +87,8 @@ class Summary:
 
 @dataclass(frozen=True)
 class Group:
-    """The runs of one setting, the metric over them, and the comparison with the best group."""
+    """The runs of one setting, the metric over them, and the comparison with the best group:
+    `against_best` is this group minus the best, its interval simultaneous over the `pairs` tested."""
 
     setting: Setting
     runs: tuple[RunRecord, ...]
@@ -90,6 +97,16 @@ class Group:
     against_best: Welch | None = None
     p: float | None = None  # two-sided Welch p against the best, uncorrected
     p_holm: float | None = None
+    pairs: int = 0  # how many pairs Holm's correction ran over
+
+    @property
+    def diverged(self) -> int:
+        return sum(run.status == "diverged" for run in self.runs)
+
+    @property
+    def count(self) -> str:
+        """`2 of 3`: usable runs of all runs."""
+        return f"{self.summary.n} of {len(self.runs)}"
 
     @property
     def note(self) -> str:
@@ -97,13 +114,22 @@ class Group:
         if self.summary.n == 0:
             return "no completed run with this metric"
         if self.summary.n == 1:
-            return "1 seed: no interval"
+            return f"{self.count} runs usable: no interval, not tested"
         return ""
 
 
-def setting_of(run: RunRecord) -> Setting:
-    """A run's overrides without its seed, sorted: the runs of one setting differ only by seed."""
-    return tuple(sorted((key, value) for key, value in run.overrides.items() if key != "seed"))
+def sweep_of(run: RunRecord) -> str:
+    """The folder (under the folder given to tx-compare) that holds the run: its sweep."""
+    return PurePosixPath(run.name).parent.as_posix()
+
+
+def setting_of(run: RunRecord, pool_sweeps: bool = False) -> Setting:
+    """A run's overrides without its seed, and its sweep folder unless `pool_sweeps`, sorted: the runs of
+    one setting differ only by seed."""
+    pairs = [(key, value) for key, value in run.overrides.items() if key != "seed"]
+    if not pool_sweeps and sweep_of(run) != ".":
+        pairs.append((SWEEP, sweep_of(run)))
+    return tuple(sorted(pairs))
 
 
 def usable(run: RunRecord, metric: str) -> float | None:
@@ -111,11 +137,11 @@ def usable(run: RunRecord, metric: str) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
-def group_runs(runs: list[RunRecord], metric: str) -> list[Group]:
+def group_runs(runs: list[RunRecord], metric: str, pool_sweeps: bool = False) -> list[Group]:
     """The runs by setting, in the order settings first appear (the sweep's job order)."""
     by_setting: dict[Setting, list[RunRecord]] = {}
     for run in runs:
-        by_setting.setdefault(setting_of(run), []).append(run)
+        by_setting.setdefault(setting_of(run, pool_sweeps), []).append(run)
     return [
         Group(setting, tuple(members), metric_summary(members, metric))
         for setting, members in by_setting.items()
@@ -126,38 +152,55 @@ def metric_summary(runs: list[RunRecord] | tuple[RunRecord, ...], metric: str) -
     return Summary(tuple(value for run in runs if (value := usable(run, metric)) is not None))
 
 
-def compare_groups(runs: list[RunRecord], metric: str) -> list[Group]:
-    """The groups best first by mean `metric`, each with its verdict against the best: Welch's test
-    (two-sided: the best was picked after seeing the means), Holm-corrected over the groups tested."""
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-corrected p-values (statsmodels), in the order given."""
+    if not len(p_values):
+        return []
+    return [float(p) for p in multipletests(list(p_values), alpha=ALPHA, method="holm")[1]]
+
+
+def against_best(count: int, p_values: dict[tuple[int, int], float]) -> dict[int, float]:
+    """Group 0 is the best of `count` groups; `p_values` holds every pair's uncorrected p. Returns each
+    other group's Holm-corrected p against the best, corrected over all the pairs, so picking the best
+    after seeing the means costs no error rate."""
+    pairs = list(combinations(range(count), 2))
+    corrected = dict(zip(pairs, holm([p_values[pair] for pair in pairs]), strict=True))
+    return {i: corrected[(0, i)] for i in range(1, count)}
+
+
+def compare_groups(runs: list[RunRecord], metric: str, pool_sweeps: bool = False) -> list[Group]:
+    """The groups best first by mean `metric` (groups under 2 usable runs after the others, never
+    crowned), each tested group with its verdict against the best: Welch's test of every pair of
+    groups, two-sided, Holm over all the pairs; the difference to the best with its interval,
+    simultaneous over the pairs (Bonferroni)."""
     sign = 1.0 if lower_is_better(metric) else -1.0
-    groups = group_runs(runs, metric)
-    ranked = sorted(groups, key=lambda g: (g.summary.n == 0, sign * g.summary.mean if g.summary.n else 0.0))
-    if not ranked or ranked[0].summary.n == 0:
+    groups = group_runs(runs, metric, pool_sweeps)
+    ranked = sorted(
+        groups,
+        key=lambda g: (min(g.summary.n, 2) * -1, sign * g.summary.mean if g.summary.n else 0.0),
+    )
+    tested = [group for group in ranked if group.summary.n >= 2]
+    rest = [group for group in ranked if group.summary.n < 2]
+    if not tested:
         return ranked
-    best, others = ranked[0], ranked[1:]
-    if best.summary.n < 2:
-        return [Group(best.setting, best.runs, best.summary, BEST), *others]
     floor = resolution(metric)
-    tested = [i for i, group in enumerate(others) if group.summary.n >= 2]
-    tests = {}
-    for i in tested:
-        a, b = best.summary, others[i].summary
-        tests[i] = welch(a.mean, a.sd, a.n, b.mean, b.sd, b.n, floor)
-    p_values = [tests[i].p_two_sided for i in tested]
-    corrected = list(multipletests(p_values, alpha=ALPHA, method="holm")[1]) if p_values else []
-    result = [Group(best.setting, best.runs, best.summary, BEST)]
-    for i, group in enumerate(others):
-        if i in tests:
-            p_holm = float(corrected[tested.index(i)])
-            verdict = WORSE if p_holm < ALPHA else TIED
-            result.append(
-                Group(
-                    group.setting, group.runs, group.summary, verdict, tests[i], tests[i].p_two_sided, p_holm
-                )
-            )
-        else:
-            result.append(group)
-    return result
+    count = len(tested)
+    m = count * (count - 1) // 2
+    level = 1 - (1 - LEVEL) / max(m, 1)  # Bonferroni: the intervals hold together at LEVEL
+    tests = {
+        (i, j): welch(tested[j].summary.values, tested[i].summary.values, floor, level)
+        for i, j in combinations(range(count), 2)
+    }
+    corrected = against_best(count, {pair: test.p_two_sided for pair, test in tests.items()})
+    best = tested[0]
+    result = [Group(best.setting, best.runs, best.summary, BEST, pairs=m)]
+    for i in range(1, count):
+        group, test = tested[i], tests[(0, i)]
+        verdict = WORSE if corrected[i] < ALPHA else TIED
+        result.append(
+            Group(group.setting, group.runs, group.summary, verdict, test, test.p_two_sided, corrected[i], m)
+        )
+    return result + rest
 
 
 def varying_knobs(groups: list[Group]) -> list[str]:
