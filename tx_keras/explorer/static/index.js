@@ -2,6 +2,8 @@
 // Data comes from this plugin's routes (relative to the iframe's <base href="plugin/tx_attention/">).
 
 import {el, headToggles, headView, modelView} from './views.js';
+import {exportButtons, matrixView} from './matrix.js';
+import {explainView, offList} from './explain.js';
 
 const KIND_NAMES = {
   encoder_self: 'encoder self-attention',
@@ -12,6 +14,11 @@ const CAPTIONS = {
   encoder_self: ['source (query)', 'source (key)'],
   decoder_self: ['decoder input (query)', 'decoder input (key)'],
   cross: ['decoder input (query)', 'source (key)'],
+};
+const VIEWS = {
+  raw: 'raw weights',
+  rollout: 'rollout',
+  why: 'why this word?',
 };
 const REFRESH_MS = 15000; // growing runs get new epochs, deleted runs disappear
 
@@ -26,6 +33,7 @@ const state = {
   compare: '', // a second run shown beside it, '' for none
   probe: 0,
   kind: 'cross',
+  view: 'raw', // raw weights, their rollout through the layers, or the model's own explanation
   layer: 0,
   step: null, // the epoch shown; null = the last one logged
   panels: {}, // run -> {record, hidden: Set, focus, error}
@@ -108,7 +116,10 @@ async function loadPanels() {
       const query = new URLSearchParams({run: name, probe: state.probe, kind: state.kind});
       if (state.step !== null) query.set('step', state.step);
       try {
-        return [name, {record: await getJson('./attention?' + query), error: null}];
+        const route = state.view === 'rollout' ? './rollout?' : './attention?';
+        const answer = {record: await getJson(route + query), error: null, explain: null};
+        if (state.view === 'why') answer.explain = await explain(name, {probe: state.probe}, state.panels[name]);
+        return [name, answer];
       } catch (error) {
         return [name, {record: null, error: error.message}];
       }
@@ -119,6 +130,20 @@ async function loadPanels() {
     state.panels[name] = {...(state.panels[name] || {hidden: new Set(), focus: null}), ...answer};
   }
   draw();
+}
+
+// The run's model on one sentence (/explain); the heads the panel's knock-out ticks stay knocked out.
+async function explain(run, sentence, holder) {
+  const why = holder?.why || {picked: 0, off: new Set(), topK: 2};
+  const started = performance.now();
+  const body = await getJson('./explain', {
+    method: 'POST',
+    headers: {'Content-Type': 'application/json'},
+    body: JSON.stringify({run, ...sentence, heads_off: offList(why)}),
+  });
+  body.asked_ms = performance.now() - started;
+  if (holder) holder.why = why;
+  return {body, why};
 }
 
 function draw() {
@@ -216,7 +241,25 @@ function controls() {
     title: 'step through every logged epoch',
     onclick: () => replay(steps),
   });
+  const views = el(
+    'div',
+    {class: 'control views'},
+    [el('span', {class: 'label', text: 'View'})].concat(
+      Object.entries(VIEWS).map(([view, text]) =>
+        el('button', {
+          class: 'kind' + (view === state.view ? ' active' : ''),
+          'data-view': view,
+          text,
+          onclick: () => {
+            state.view = view;
+            loadPanels();
+          },
+        })
+      )
+    )
+  );
   return el('div', {class: 'controls'}, [
+    views,
     select('Run', runs, state.run, (value) => {
       state.run = value;
       if (state.compare === value) state.compare = '';
@@ -253,6 +296,51 @@ function controls() {
   ]);
 }
 
+function fileName(run) {
+  return label(run).replace(/[^A-Za-z0-9_.-]+/g, '_');
+}
+
+// Rollout: one matrix (rows sum to 1), drawn as the head view and as a heat-map with export buttons.
+function rolloutPanel(name, record, panelState, top) {
+  const started = performance.now();
+  const captions = CAPTIONS[record.kind];
+  const notes = {
+    encoder_self: 'Encoder self-attention rolled out: 0.5·mean(heads) + 0.5·I per layer, multiplied over the layers (Abnar & Zuidema 2020).',
+    decoder_self: 'Decoder self-attention rolled out through every layer, as the encoder\'s.',
+    cross: 'Source words each decoder position draws on through every layer: decoder self-attention and cross-attention rolled out together with the encoder\'s rollout; rows renormalised over the source.',
+  };
+  const section = el('section', {class: 'panel rollout', 'data-run': name}, [
+    ...top,
+    el('div', {class: 'notice', text: notes[record.kind]}),
+    headView(record, 0, new Set(), panelState.focus, (focus) => {
+      panelState.focus = focus;
+    }, captions),
+    matrixView(record.queries, record.keys, record.weights[0][0], {
+      title: `rollout (${captions[0]} × ${captions[1]})`,
+      name: `${fileName(name)}_rollout_${record.kind}`,
+    }),
+  ]);
+  section.dataset.drawMs = (performance.now() - started).toFixed(1);
+  return section;
+}
+
+function whyPanel(name, panelState, top) {
+  const {body, why} = panelState.explain;
+  const onKnockout = async () => {
+    try {
+      panelState.explain = await explain(name, {probe: state.probe}, panelState);
+    } catch (error) {
+      panelState.error = error.message;
+    }
+    draw();
+  };
+  return el('section', {class: 'panel why', 'data-run': name}, [
+    ...top,
+    el('div', {class: 'notice', text: "The run's model as it ended training (its model.keras), teacher-forced on the reference."}),
+    explainView(body, why, onKnockout, `${fileName(name)}_probe_${state.probe + 1}`),
+  ]);
+}
+
 async function replay(steps) {
   for (const step of steps) {
     state.step = step;
@@ -283,9 +371,10 @@ function panel(name) {
   if (name !== state.run && main && main.source !== record.source) {
     notes.push('a different probe sentence than the main run (other data settings)');
   }
-  header.append(el('span', {class: 'meta', text: `${epochText(record.step)} · ${KIND_NAMES[record.kind]} · layer ${layer + 1}`}));
+  const shownLayer = state.view === 'raw' ? ` · layer ${layer + 1}` : ` · ${VIEWS[state.view]}`;
+  header.append(el('span', {class: 'meta', text: `${epochText(record.step)} · ${KIND_NAMES[record.kind]}${shownLayer}`}));
   const redraw = () => draw();
-  return el('section', {class: 'panel', 'data-run': name}, [
+  const top = [
     header,
     el('div', {class: 'sentence'}, [
       el('span', {class: 'label', text: 'source'}),
@@ -294,11 +383,17 @@ function panel(name) {
       el('span', {text: record.reference}),
     ]),
     ...notes.map((text) => el('div', {class: 'notice warning', text})),
+  ];
+  if (state.view === 'rollout') return rolloutPanel(name, record, panelState, top);
+  if (state.view === 'why') return whyPanel(name, panelState, top);
+  const view = headView(record, layer, panelState.hidden, panelState.focus, (focus) => {
+    panelState.focus = focus;
+  }, CAPTIONS[record.kind]);
+  return el('section', {class: 'panel', 'data-run': name}, [
+    ...top,
     headToggles(record.head_labels, panelState.hidden, redraw),
-    el('h3', {text: 'Head view'}),
-    headView(record, layer, panelState.hidden, panelState.focus, (focus) => {
-      panelState.focus = focus;
-    }, CAPTIONS[record.kind]),
+    el('h3', {}, ['Head view ', exportButtons(`${fileName(name)}_head_view`, () => view.querySelector('svg.head-view'))]),
+    view,
     el('h3', {text: 'Model view: every layer and head, each scaled to its largest weight (click one to open it above)'}),
     modelView(record, layer, panelState.hidden, (pickedLayer, head) => {
       state.layer = pickedLayer;
@@ -352,8 +447,17 @@ function typedSection() {
       state.typed = {run: runChoice, text, record, hidden: new Set(), focus: null, layer: 0, error: null};
     } catch (error) {
       state.typed = {...typed, run: runChoice, text, record: typed.record, error: error.message};
+      draw();
+      return;
     }
     draw();
+    const shown = state.typed;
+    try {
+      shown.explain = await explain(runChoice, {text}, null);
+    } catch (error) {
+      shown.error = `the run's model could not explain this sentence: ${error.message}`;
+    }
+    if (state.typed === shown) draw();
   };
   input.addEventListener('keydown', (event) => {
     if (event.key === 'Enter') go();
@@ -416,5 +520,21 @@ function typedResult(typed) {
       redraw();
     })
   );
+  if (typed.explain) {
+    const onKnockout = async () => {
+      try {
+        typed.explain = await explain(typed.run, {text: typed.text}, {why: typed.explain.why});
+      } catch (error) {
+        typed.error = error.message;
+      }
+      draw();
+    };
+    const started = performance.now();
+    const why = explainView(typed.explain.body, typed.explain.why, onKnockout, `${fileName(typed.run)}_typed`);
+    why.dataset.drawMs = (performance.now() - started).toFixed(1);
+    parts.push(el('h3', {text: 'Why this word? (the run\'s Keras model, teacher-forced on this translation)'}), why);
+  } else {
+    parts.push(el('div', {class: 'notice explain-wait', text: 'Asking the run\'s model why…'}));
+  }
   return el('div', {class: 'panel typed-result'}, parts);
 }
