@@ -154,8 +154,7 @@ def markdown(runs: list[dict]) -> str:
     if decoding:
         lines += [
             "",
-            "| run | greedy decoding, float32, in a fresh process | prefix tokens/s | cached tokens/s | "
-            "cached vs prefix |",
+            "| run | greedy decoding, float32 | prefix tokens/s | cached tokens/s | cached vs prefix |",
             "|---|---|---:|---:|---:|",
             *(
                 f"| {run} | {key} output tokens, {where} | {rates['prefix']:,.0f} | {rates['cached']:,.0f} | "
@@ -197,8 +196,8 @@ def _decoding_parts(results: dict) -> list[tuple[str, str]]:
     if "decoding" not in results:
         return []
     if "decoding_default_pools" not in results:
-        return [("decoding", "TensorFlow's default pools")]
+        return [("decoding", "own process, TensorFlow's default pools")]
     return [
-        ("decoding", "tx-translate's pools (1 intra-op thread)"),
-        ("decoding_default_pools", "TensorFlow's default pools"),
+        ("decoding", "own process, tx-translate's pools (1 intra-op thread)"),
+        ("decoding_default_pools", "own process, TensorFlow's default pools"),
     ]
