@@ -15,7 +15,7 @@ from tx_keras.data.task_config import register_schemas
 from tx_keras.export.export_config import ExportConfig
 from tx_keras.models.model_config import ModelConfig
 from tx_keras.training.logging_config import LoggingConfig
-from tx_keras.training.run_config import RunConfig
+from tx_keras.training.run_config import RunKeys
 from tx_keras.training.trainer_config import TrainerConfig
 
 
@@ -35,6 +35,6 @@ for _name, _schema in {
     "trainer": TrainerConfig,
     "logging": LoggingConfig,
     "export": ExportConfig,
-    "run": RunConfig,
+    "run": RunKeys,
 }.items():
     ConfigStore.instance().store(group="schema", name=_name, node=_writable(OmegaConf.structured(_schema)))

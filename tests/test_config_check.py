@@ -10,8 +10,9 @@ from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
 from tests.conftest import TINY, tx_train
-from tx_keras.cli.error_line import error_line
-from tx_keras.config_check import ConfigError, check_components, check_config
+from tx_keras.config_check import check_components, check_config
+from tx_keras.launch.error_line import error_line
+from tx_keras.user_error import ConfigError
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +42,7 @@ def test_default_and_preset_configs_are_valid(compose_config):
         ("trainer.jit_compile=true", "trainer.early_stopping.patience=null", "export.length_penalty=1"),
     ]:
         cfg = compose_config(*overrides)
-        check_config(cfg)
-        check_components(cfg.model)
+        check_components(check_config(cfg).model)
 
 
 def _problem(compose_config, *overrides) -> str:
@@ -53,8 +53,7 @@ def _problem(compose_config, *overrides) -> str:
     except (HydraException, OmegaConfBaseException) as error:
         return error_line(f"{error}\n{error.__cause__}", compose_config())  # feeds "did you mean"
     with pytest.raises(ConfigError) as error:
-        check_config(cfg)
-        check_components(cfg.model)
+        check_components(check_config(cfg).model)
     return str(error.value)
 
 
@@ -248,16 +247,15 @@ def test_the_check_imports_no_tensorflow_and_leaves_a_users_class_to_the_compone
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]", result.stdout + result.stderr
     cfg = compose_config("model.attention_impl=no_such_package.Attention")
-    check_config(cfg)  # deferred, not passed: the component check below refuses it
+    model = check_config(cfg).model  # deferred, not passed: the component check below refuses it
     with pytest.raises(ConfigError, match="'no_such_package.Attention' cannot be imported"):
-        check_components(cfg.model)
+        check_components(model)
     with pytest.raises(ConfigError, match="model.norm='sideways' is not allowed"):
         check_config(compose_config("model.norm=sideways"))
 
 
 def test_a_run_checks_its_config_once(compose_config, tmp_path, monkeypatch):
     """tx-train's one check per job (training/job.py): not again in the run, nor in the command."""
-    import tx_keras.config_check as config_check
     import tx_keras.training.job as job
 
     calls = []
@@ -269,10 +267,8 @@ def test_a_run_checks_its_config_once(compose_config, tmp_path, monkeypatch):
 
         return wrapper
 
-    monkeypatch.setattr(config_check, "_check_model", counted("check_config", config_check._check_model))
-    components = counted("check_components", config_check.check_components)
-    monkeypatch.setattr(config_check, "check_components", components)
-    monkeypatch.setattr(job, "check_components", components)
+    monkeypatch.setattr(job, "check_config", counted("check_config", job.check_config))
+    monkeypatch.setattr(job, "check_components", counted("check_components", job.check_components))
     overrides = [*TINY, "trainer.epochs=1", "export.enabled=false", "logging.tensorboard=false"]
     objective = job.run_job(compose_config(*overrides), tmp_path / "run", isolate_failures=False)
     assert 0.0 <= objective <= 1.0  # the run completed (its validation exact match)

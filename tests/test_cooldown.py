@@ -13,6 +13,7 @@ from tx_keras.training.callbacks.cooldown_clock import CooldownClock
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
 from tx_keras.training.callbacks.update_count import UpdateCount
 from tx_keras.training.learning_rate import ConstantSchedule, Cooldown, NoamSchedule, build_schedule
+from tx_keras.training.trainer_config import TrainerConfig
 
 
 def test_the_factor_is_one_then_falls_linearly_to_zero():
@@ -27,8 +28,8 @@ def test_the_factor_is_one_then_falls_linearly_to_zero():
 
 def test_build_schedule_wraps_only_when_asked_and_the_config_round_trips():
     keys = {"warmup_steps": 100, "lr_scale": 1.0, "learning_rate": 1.0}
-    assert isinstance(build_schedule({**keys, "cooldown": 0.0}, d_model=64), NoamSchedule)
-    wrapped = build_schedule({**keys, "cooldown": 0.25}, d_model=64)
+    assert isinstance(build_schedule(TrainerConfig(**keys, cooldown=0.0), d_model=64), NoamSchedule)
+    wrapped = build_schedule(TrainerConfig(**keys, cooldown=0.25), d_model=64)
     assert isinstance(wrapped, Cooldown) and isinstance(wrapped.schedule, NoamSchedule)
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(wrapped))
     assert isinstance(restored, Cooldown) and restored.get_config() == wrapped.get_config()

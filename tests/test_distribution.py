@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -21,12 +22,12 @@ from hydra import compose, initialize_config_module
 from tensorboard.compat.proto.tensor_pb2 import TensorProto
 
 from tests.event_points import event_points
-from tx_keras.config_check import ConfigError, check_config
+from tx_keras.config_check import check_config
 from tx_keras.data.batching.replica_batches import padded_rows, process_share
 from tx_keras.run_folder.resume import STEP_LOSS_TAG
 from tx_keras.training.process_group import ProcessGroup
 from tx_keras.training.stop_signals import INTERRUPTED_EXIT_CODE
-from tx_keras.user_error import UserError
+from tx_keras.user_error import ConfigError, UserError
 
 # 20 optimizer steps of 8 pairs, one per-step loss point each; float32 so that the summation order of a
 # split batch moves the loss by float32 rounding only (bf16 would round it far more coarsely).
@@ -313,14 +314,20 @@ def test_bad_combinations_are_refused_in_one_line(overrides, line, monkeypatch):
 
 
 def test_the_process_group_comes_from_the_keys_then_keras_then_slurm_variables():
-    trainer = {"distribution": "data_parallel"}
+    trainer = SimpleNamespace(
+        distribution="data_parallel", num_processes=None, process_id=None, coordinator=None
+    )
     slurm = {"SLURM_NTASKS": "4", "SLURM_PROCID": "3", "KERAS_DISTRIBUTION_JOB_ADDRESSES": "n1:7000,n2:7000"}
     assert ProcessGroup.of(trainer, slurm) == ProcessGroup(4, 3, "n1:7000")
     keras_vars = {**slurm, "KERAS_DISTRIBUTION_NUM_PROCESSES": "2", "KERAS_DISTRIBUTION_PROCESS_ID": "1"}
     assert ProcessGroup.of(trainer, keras_vars) == ProcessGroup(2, 1, "n1:7000")
-    keys = {**trainer, "num_processes": 3, "process_id": 0, "coordinator": "10.0.0.1:9876"}
+    keys = SimpleNamespace(
+        **{**vars(trainer), "num_processes": 3, "process_id": 0, "coordinator": "10.0.0.1:9876"}
+    )
     assert ProcessGroup.of(keys, keras_vars) == ProcessGroup(3, 0, "10.0.0.1:9876")
-    assert ProcessGroup.of({"distribution": "none"}, slurm) == ProcessGroup()  # not distributed: one process
+    assert (
+        ProcessGroup.of(SimpleNamespace(distribution="none"), slurm) == ProcessGroup()
+    )  # not distributed: one process
     assert ProcessGroup.of(trainer, {}) == ProcessGroup()
     with pytest.raises(UserError, match=r"^\$SLURM_PROCID='x' must be a whole number$"):
         ProcessGroup.of(trainer, {**slurm, "SLURM_PROCID": "x"})

@@ -16,7 +16,6 @@ from pathlib import Path
 import keras
 import numpy as np
 import pytest
-from omegaconf import OmegaConf
 
 from tests.conftest import TINY, tx_train
 from tests.event_points import event_points
@@ -33,6 +32,7 @@ def _small_model():
     from tx_keras.data import build_task
     from tx_keras.models import ModelConfig, Transformer
     from tx_keras.training.model_compile import compile_model
+    from tx_keras.training.trainer_config import TrainerConfig
 
     keras.utils.set_random_seed(0)
     task = build_task(
@@ -43,9 +43,8 @@ def _small_model():
         num_encoder_layers=1, num_decoder_layers=1, d_model=16, num_heads=2, dff=32, dropout=0.0
     )
     model = Transformer(config, len(task.source_vocab), len(task.target_vocab), 6 + 1, 6 + 1)
-    trainer = {"schedule": "noam", "warmup_steps": 4, "lr_scale": 0.5, "clip_norm": None}
-    trainer |= {"label_smoothing": 0.0, "jit_compile": "auto", "cooldown": 0.5}
-    model.schedule = compile_model(model, OmegaConf.create(trainer))
+    trainer = TrainerConfig(schedule="noam", warmup_steps=4, lr_scale=0.5, clip_norm=None, cooldown=0.5)
+    model.schedule = compile_model(model, trainer)
     source, target = task.splits["train"]
     model((source[:1], target[:1, :-1]))
     model.optimizer.build(model.trainable_variables)
@@ -188,12 +187,12 @@ def test_a_checkpoint_moves_from_tensorflow_to_jax_and_back(tmp_path):
 def test_tx_export_refuses_in_one_line_in_a_process_that_runs_keras_on_jax(monkeypatch, capsys):
     """tx-export and tx-translate set KERAS_BACKEND=tensorflow for themselves; where Keras already runs
     on JAX (a notebook calling their `main`) they cannot, and say so."""
-    from tx_keras.cli import tensorflow_backend
+    from tx_keras.cli import command_parser
     from tx_keras.cli.export import _parser
 
-    monkeypatch.setattr(tensorflow_backend, "running_backend", lambda: "jax")
+    monkeypatch.setattr(command_parser, "running_backend", lambda: "jax")
     with pytest.raises(SystemExit) as exit_info:
-        tensorflow_backend.use_tensorflow_backend(_parser())
+        command_parser.use_tensorflow_backend(_parser())
     assert exit_info.value.code == 2
     assert capsys.readouterr().err == (
         "tx-export: error: this process already runs Keras on jax; a SavedModel is TensorFlow's: run "

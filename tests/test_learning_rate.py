@@ -6,20 +6,24 @@ import pytest
 from keras import ops
 
 from tx_keras.training.learning_rate import ConstantSchedule, NoamSchedule, build_schedule
+from tx_keras.training.trainer_config import TrainerConfig
+from tx_keras.user_error import ConfigError
 
 
 def test_noam_is_the_default_and_constant_reads_its_own_keys():
-    noam = build_schedule({"warmup_steps": 400, "lr_scale": 0.5, "learning_rate": 1.0}, d_model=64)
+    noam = build_schedule(TrainerConfig(warmup_steps=400, lr_scale=0.5, learning_rate=1.0), d_model=64)
     assert isinstance(noam, NoamSchedule) and noam.peak() == pytest.approx(0.5 / (64 * 400) ** 0.5)
     constant = build_schedule(
-        {"schedule": "constant", "warmup_steps": 0, "lr_scale": 0.5, "learning_rate": 3e-3}, d_model=64
+        TrainerConfig(schedule="constant", warmup_steps=0, lr_scale=0.5, learning_rate=3e-3), d_model=64
     )
     assert isinstance(constant, ConstantSchedule) and constant.get_config() == {
         "learning_rate": 3e-3,
         "warmup_steps": 0,
     }
-    with pytest.raises(ValueError, match="choose one of: noam, constant"):
-        build_schedule({"schedule": "cosine", "warmup_steps": 1, "lr_scale": 1, "learning_rate": 1}, 64)
+    with pytest.raises(
+        ConfigError, match="trainer.schedule='cosine' is not allowed; choose one of: noam, constant"
+    ):
+        TrainerConfig(schedule="cosine")  # the field refuses it before a schedule is built
 
 
 def _rates(schedule, steps):

@@ -2,6 +2,8 @@
 whole batch, the parts only where they pay (TensorFlow's graph step with one intra-op thread), and the
 thread pools set by the command, never by the library."""
 
+from types import SimpleNamespace
+
 import keras
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from tx_keras.models.row_parts_step import auto_parts, row_parts
 from tx_keras.runtime import thread_pools
 from tx_keras.training import step_threads
 from tx_keras.training.step_threads import plan_step_threads, planned_parts
+from tx_keras.training.trainer_config import TrainerConfig
 
 
 def _steps(parts: int, inputs, labels) -> tuple[list, list, list]:
@@ -103,12 +106,15 @@ def test_only_a_token_mean_graph_step_of_one_replica_is_cut(monkeypatch):
     ],
 )
 def test_the_command_plans_two_parts_on_two_cores_for_a_graph_step(trainer, cores, expected):
-    assert planned_parts({"step_parts": "auto", **trainer}, cores) == expected
+    assert (
+        planned_parts(SimpleNamespace(**{"step_parts": "auto", "distribution": "none", **trainer}), cores)
+        == expected
+    )
 
 
 def test_the_plan_sets_the_pools_unless_the_user_did(monkeypatch, recorded_pools):
     """Through tf.config.threading."""
-    trainer = {"backend": "tensorflow", "jit_compile": "auto", "step_parts": "auto"}
+    trainer = TrainerConfig(step_parts="auto")
     pools = recorded_pools
     monkeypatch.setattr(step_threads, "usable_cores", lambda: 2)
     assert "2 row parts" in plan_step_threads(trainer) and pools == {"intra": 1, "inter": 2}
@@ -123,5 +129,5 @@ def test_the_plan_sets_the_pools_unless_the_user_did(monkeypatch, recorded_pools
 def test_a_runtime_that_runs_already_keeps_its_pools():
     """This test process's TensorFlow has run ops: its pools cannot change, and the plan says so."""
     tf.constant(1.0) + 1.0
-    trainer = {"backend": "tensorflow", "jit_compile": "auto", "step_parts": 2}
+    trainer = TrainerConfig(step_parts=2)
     assert plan_step_threads(trainer) == "thread pools: as this process's TensorFlow runtime started them"

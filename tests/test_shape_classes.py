@@ -1,6 +1,8 @@
 """trainer.shape_classes=auto: 6 batch shapes where a compiled step would compile one per shape (JAX, XLA),
 today's widths where TensorFlow's graph step takes new shapes cheaply; a number or null as written."""
 
+from types import SimpleNamespace
+
 import pytest
 from hydra import compose, initialize_config_module
 
@@ -20,7 +22,7 @@ from tx_keras.data.batching.shape_classes import COMPILED_CLASSES, shape_classes
     ],
 )
 def test_auto_takes_a_few_shapes_only_for_a_compiled_bucketed_step(settings, classes):
-    assert shape_classes({"shape_classes": "auto", **settings}) == classes
+    assert shape_classes(SimpleNamespace(**{"shape_classes": "auto", **settings})) == classes
 
 
 def test_the_presets_say_auto_and_pass_the_config_check():

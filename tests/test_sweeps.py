@@ -214,5 +214,5 @@ def test_every_ready_sweep_composes_and_the_depth_sweep_builds_matching_stacks()
     task = build_task(
         {"name": "copy", "length": 4, "min_length": 4, "num_train": 8, "num_validation": 2, "num_test": 2}
     )
-    model = build_model(cfg, task)  # the decoder depth is an interpolation of the encoder's
+    model = build_model(check_config(cfg).model, task)  # the decoder depth: an interpolation of the encoder's
     assert model.num_encoder_layers == model.num_decoder_layers == 3

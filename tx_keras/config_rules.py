@@ -86,11 +86,13 @@ def choices_of(config: type, key: str) -> tuple[Any, ...]:
 
 def check_rules(config: Any, group: str) -> None:
     """Raise `ConfigError` for the first field of `config` whose value its rule refuses, as
-    `group.key=value must be ...` or `group.key=value is not allowed; choose ...`."""
+    `group.key=value must be ...` or `group.key=value is not allowed; choose ...` (no group: the run's own
+    top-level keys)."""
     for field in dataclasses.fields(config):
         rule = field.metadata.get(_RULE)
         value = getattr(config, field.name)
         problem = rule(value) if rule is not None else None
         if problem:
-            raise ConfigError(f"{group}.{field.name}={value!r} {problem}")
+            key = f"{group}.{field.name}" if group else field.name
+            raise ConfigError(f"{key}={value!r} {problem}")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from tx_keras.cli.command_parser import CommandParser, command_parser
-from tx_keras.cli.tensorflow_backend import use_tensorflow_backend
+from tx_keras.cli.command_parser import CommandParser, command_parser, use_tensorflow_backend
+from tx_keras.export.export_config import ATTENTION_MODES
 from tx_keras.runtime.allocator import configure_allocator
 
 # First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
@@ -24,7 +24,7 @@ def _parser() -> CommandParser:
     parser.add_argument("--length-penalty", type=float, help="GNMT length penalty alpha (default: the run's)")
     parser.add_argument(
         "--attention",
-        choices=("mean", "heads"),
+        choices=ATTENTION_MODES,
         help="translate_with_attention: mean over heads or every head",
     )
     parser.add_argument(  # tx-train on another backend, exporting a run that has no summary yet

@@ -4,7 +4,7 @@ it took, since the evaluation is part of what a preset's minutes buy."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from tx_keras.evaluation.exact_match import exact_match
 from tx_keras.evaluation.length_penalty_choice import AUTO, LengthPenaltyChoice, choose_length_penalty
 from tx_keras.evaluation.sorted_decoding import decode_sorted
 from tx_keras.evaluation.translation_file import write_translations
+from tx_keras.export.export_config import ExportConfig
 from tx_keras.models import Transformer
 from tx_keras.runtime.ran_out_of_data import epoch_end_warning_silenced
 
@@ -69,7 +70,7 @@ def evaluate_run(
     task: Task,
     greedy: Callable,
     batches: Callable[[str], Any],
-    export: Mapping,
+    export: ExportConfig,
     run_dir: Path,
 ) -> RunEvaluation:
     """Teacher-forced loss/accuracy (on `batches(split)`, the batches fit's validation reads: padded for
@@ -94,7 +95,7 @@ def evaluate_run(
             metrics.update(scores)
             if split == "test":
                 _write(run_dir, task, "greedy", hypotheses)
-    width, penalty = int(export["beam_width"]), export["length_penalty"]
+    width, penalty = export.beam_width, export.length_penalty
     if not task.is_text or width == 1:  # greedy serves; the penalty changes nothing at width 1
         alpha = 0.0 if penalty == AUTO else float(penalty)
         notes = {"length_penalty": {"chosen": alpha, "chosen_by": "not searched: greedy decoding"}}
@@ -113,7 +114,7 @@ def evaluate_run(
             validation[alpha] = beam("validation", alpha)[0]
             return validation[alpha]["validation_chrf_beam"]
 
-        choice = choose_length_penalty(export["length_penalty_grid"], chrf, width)
+        choice = choose_length_penalty(export.length_penalty_grid, chrf, width)
         alpha = choice.chosen
         metrics.update(validation[alpha])
     else:

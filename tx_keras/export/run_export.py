@@ -9,7 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, replace
 from importlib.metadata import version as package_version
 from pathlib import Path
 
@@ -18,7 +18,7 @@ import keras
 from tx_keras.data import Task
 from tx_keras.data.text_format import load_formats, save_formats
 from tx_keras.decoding.row_parts import concurrent_loops
-from tx_keras.export.attention_modes import ATTENTION_MODES
+from tx_keras.export.export_config import ATTENTION_MODES, ExportConfig
 from tx_keras.export.saved_model_loader import EXPORT_DIR, MANIFEST_FILE, SAVED_MODEL_DIR
 from tx_keras.models import Transformer
 from tx_keras.run_folder.atomic_write import atomic_file, write_json
@@ -54,14 +54,9 @@ class ExportSettings:
             raise ValueError(f"attention={self.attention!r}; choose one of: {', '.join(ATTENTION_MODES)}")
 
     @classmethod
-    def from_config(cls, cfg: Mapping) -> ExportSettings:
-        """Read the `export` config group (unknown keys such as `enabled` are ignored)."""
-        defaults = cls()
-        return cls(
-            beam_width=int(cfg.get("beam_width", defaults.beam_width)),
-            length_penalty=float(cfg.get("length_penalty", defaults.length_penalty)),
-            attention=str(cfg.get("attention", defaults.attention)),
-        )
+    def of(cls, export: ExportConfig) -> ExportSettings:
+        """The decoding settings of the `export` config group."""
+        return cls(export.beam_width, float(export.length_penalty), export.attention)
 
 
 def save_for_export(run_dir: Path, model: Transformer, task: Task) -> None:
@@ -179,12 +174,13 @@ def read_run_summary(run_dir: Path) -> dict:
 def run_settings(summary: Mapping) -> ExportSettings:
     """The run's own `export` settings; `length_penalty: auto` means the alpha its validation chose
     (summary.json: length_penalty.chosen), the one its beam figures were decoded with."""
-    export = dict(summary.get("config", {}).get("export") or {})
-    if export.get("length_penalty") == "auto":
-        export["length_penalty"] = summary.get("length_penalty", {}).get(
-            "chosen", ExportSettings.length_penalty
-        )
-    return ExportSettings.from_config(export)
+    recorded = summary.get("config", {}).get("export") or {}
+    known = {field.name for field in fields(ExportConfig)}  # an older run's keys: the defaults
+    export = ExportConfig(**{key: value for key, value in recorded.items() if key in known})
+    if export.length_penalty == "auto":
+        chosen = summary.get("length_penalty", {}).get("chosen", ExportSettings.length_penalty)
+        export = replace(export, length_penalty=chosen)
+    return ExportSettings.of(export)
 
 
 def export_run(run_dir: Path, settings: ExportSettings | None = None, completed: bool = True) -> Path:
@@ -226,15 +222,15 @@ def export_in_tensorflow(run_dir: Path, settings: ExportSettings) -> Path:
     return Path(done.stdout.strip().splitlines()[-1])
 
 
-def save_and_export(run_dir: Path, model: Transformer, task: Task, export_cfg: Mapping) -> dict[str, str]:
+def save_and_export(run_dir: Path, model: Transformer, task: Task, export: ExportConfig) -> dict[str, str]:
     """End of a completed run: keep what export needs, then export unless `export.enabled` is false.
 
     Returns the summary field naming the SavedModel folder (relative to the run folder), if written.
     """
     save_for_export(run_dir, model, task)
-    if not export_cfg.get("enabled", True) or not tensorflow_installed():  # without_tensorflow.py
+    if not export.enabled or not tensorflow_installed():  # without_tensorflow.py
         return {}
-    settings = ExportSettings.from_config(export_cfg)
+    settings = ExportSettings.of(export)
     if keras.backend.backend() == "tensorflow":
         saved_model = export_model(model, run_dir, run_dir / EXPORT_DIR, settings)
     else:

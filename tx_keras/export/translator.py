@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
-from tx_keras.export.attention_modes import ATTENTION_MODES
+from tx_keras.export.export_config import ATTENTION_MODES
 from tx_keras.export.text_codec import TextCodec
 from tx_keras.export.word_codec import WordCodec
 from tx_keras.models import Transformer

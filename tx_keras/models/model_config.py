@@ -22,6 +22,13 @@ from tx_keras.user_error import ConfigError
 
 # `attention`: attention by content, or the ablation where each position reads only itself.
 ATTENTION_KINDS = ("full", "none")
+# The knobs that name a component (a built-in or a user's import path): knob -> its kind in BUILTINS.
+COMPONENT_KINDS = {
+    "attention_impl": "attention",
+    "positions": "positions",
+    "ffn_impl": "ffn",
+    "norm_impl": "norm",
+}
 
 
 def component(kind: str) -> Rule:
@@ -61,14 +68,15 @@ class ModelConfig:
     activation: str = ruled("relu", one_of("relu", "gelu", "silu", "tanh"))  # FFN hidden activation
     attention: str = ruled("full", one_of(*ATTENTION_KINDS))  # full (by content) | none (reads only itself)
     # fused (all heads at once) | looped (one head at a time) | import path
-    attention_impl: str = ruled("fused", component("attention"))
+    attention_impl: str = ruled("fused", component(COMPONENT_KINDS["attention_impl"]))
     # sinusoidal | learned | none | rotary (rotates q, k) | import path
-    positions: str = ruled("sinusoidal", component("positions"))
+    positions: str = ruled("sinusoidal", component(COMPONENT_KINDS["positions"]))
     fused_qkv: bool = True  # one matmul for q/k/v (k/v when crossing); same outputs; used by the fused form
     tie_embeddings: bool = False  # output projection = the decoder's token embeddings (Press & Wolf 2017)
-    ffn_impl: str = ruled("dense", component("ffn"))  # FFN: dense (Dense-activation-Dense) | import path
+    # the feed-forward network: dense (Dense-activation-Dense) | import path
+    ffn_impl: str = ruled("dense", component(COMPONENT_KINDS["ffn_impl"]))
     # the norm of Add + Norm and the final pre-LN norm: layer_norm | import path
-    norm_impl: str = ruled("layer_norm", component("norm"))
+    norm_impl: str = ruled("layer_norm", component(COMPONENT_KINDS["norm_impl"]))
 
     def __post_init__(self) -> None:
         check_rules(self, "model")

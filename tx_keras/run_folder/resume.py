@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-from omegaconf import DictConfig, OmegaConf
+from typing import Any
 
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, Checkpoint, load_checkpoint
 from tx_keras.run_folder.event_files import EVENTS_GLOB
@@ -25,7 +24,7 @@ _END_TAGS = ("final/", "_hparams_/")
 STEP_LOSS_TAG = "batch_loss"
 
 
-def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
+def start_or_resume(config: dict[str, Any], epochs: int, run_dir: Path) -> Checkpoint | None:
     """Mark a new run folder, or check an existing one and return the checkpoint to continue from.
 
     A folder with a checkpoint continues only under the config it started with (up to the keys of
@@ -33,9 +32,9 @@ def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
     files are rolled back to the checkpoint (or emptied when there is none yet; a checkpoint taken inside
     an epoch keeps the per-step loss up to its step and the epoch curves up to the epoch before),
     so the resumed run writes every epoch's points exactly once. Raises `RunFolderError` before
-    touching anything when the folder cannot be continued.
+    touching anything when the folder cannot be continued. `config`: the run's whole config as plain
+    values (as run.json records it); `epochs`: its trainer.epochs.
     """
-    config = OmegaConf.to_container(cfg, resolve=True)
     marker = read_marker(run_dir)
     if marker is None:
         if (run_dir / SUMMARY_NAME).exists() or any(run_dir.rglob(EVENTS_GLOB)):
@@ -52,9 +51,9 @@ def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
         check_same_config(run_dir, marker["config"], config)
     done = checkpoint.epoch if checkpoint else 0
     inside = checkpoint.batch if checkpoint else 0  # batches of epoch done + 1 (a mid-epoch checkpoint)
-    if done > cfg.trainer.epochs:
+    if done > epochs:
         raise RunFolderError(
-            f"{run_dir} has trained {done} epochs already, more than trainer.epochs={cfg.trainer.epochs}; "
+            f"{run_dir} has trained {done} epochs already, more than trainer.epochs={epochs}; "
             f"pass trainer.epochs={done} or more"
         )
     first_dropped = {folder: done for folder in _KERAS_FOLDERS}
@@ -67,5 +66,5 @@ def start_or_resume(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
 
     rollback_events(run_dir, first_dropped, _END_TAGS, step_cut)
     within = f" and {inside} batches of epoch {done + 1}" if inside else ""
-    print(f"tx-train: resuming {run_dir} after epoch {done} of {cfg.trainer.epochs}{within}", flush=True)
+    print(f"tx-train: resuming {run_dir} after epoch {done} of {epochs}{within}", flush=True)
     return checkpoint

@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import keras
-from omegaconf import DictConfig
 
 from tx_keras.run_folder.checkpoint import Checkpoint
 from tx_keras.run_folder.summary import STEP_BUDGET
 from tx_keras.training.run_callbacks import RunCallbacks
+from tx_keras.training.trainer_config import TrainerConfig
 
 
 def fit_outcome(
-    cfg: DictConfig,
+    trainer: TrainerConfig,
     history: keras.callbacks.History,
     initial_epoch: int,
     checkpoint: Checkpoint | None,
@@ -31,21 +31,30 @@ def fit_outcome(
     fields: dict[str, Any] = {}
     if run.importance is not None and run.importance.record is not None:
         fields["head_importance"] = run.importance.record
+    if run.cpu_budget is not None:  # beside the wall figures (train_time_s, train_cpu_s)
+        fields["cpu_budget"] = {
+            "max_train_cpu_minutes": trainer.max_train_cpu_minutes,
+            "cpu_minutes_used": round(run.cpu_budget.elapsed() / 60.0, 3),
+        }
     if run.budget and run.budget.reached:
-        fields["stopped_by"] = f"time budget: trainer.max_train_minutes={cfg.trainer.max_train_minutes:g}"
+        fields["stopped_by"] = f"time budget: trainer.max_train_minutes={trainer.max_train_minutes:g}"
+    elif run.cpu_budget and run.cpu_budget.reached:
+        fields["stopped_by"] = (
+            f"CPU-time budget: trainer.max_train_cpu_minutes={trainer.max_train_cpu_minutes:g}"
+        )
     elif run.step_budget and run.step_budget.reached:
-        fields["stopped_by"] = f"{STEP_BUDGET}: trainer.max_steps={cfg.trainer.max_steps}"
+        fields["stopped_by"] = f"{STEP_BUDGET}: trainer.max_steps={trainer.max_steps}"
     elif run.stopper is not None and run.stopper.reason:
         fields["stopped_by"] = run.stopper.reason
-    elif stopped_before and step_budget_spent(cfg, checkpoint):
-        budget = f"{STEP_BUDGET}: trainer.max_steps={cfg.trainer.max_steps}"
+    elif stopped_before and step_budget_spent(trainer, checkpoint):
+        budget = f"{STEP_BUDGET}: trainer.max_steps={trainer.max_steps}"
         fields["stopped_by"] = f"{budget} (before this resume)"
     elif stopped_before:
         fields["stopped_by"] = f"early stopping after epoch {epochs} (before this resume)"
     return epochs, metrics, fields
 
 
-def step_budget_spent(cfg: DictConfig, checkpoint: Checkpoint | None) -> bool:
+def step_budget_spent(trainer: TrainerConfig, checkpoint: Checkpoint | None) -> bool:
     """Whether `checkpoint` has taken `trainer.max_steps` updates already: a resume has nothing to train
     (Keras' `fit` takes a step before a callback can stop it)."""
-    return bool(cfg.trainer.get("max_steps") and checkpoint and checkpoint.step >= cfg.trainer.max_steps)
+    return bool(trainer.max_steps and checkpoint and checkpoint.step >= trainer.max_steps)

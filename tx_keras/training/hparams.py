@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import tensorflow as tf
-from omegaconf import DictConfig, OmegaConf
 from tensorboard.plugins.hparams import api as hp
 
 from tx_keras.run_folder.flatten import flatten
@@ -15,21 +15,21 @@ from tx_keras.run_folder.flatten import flatten
 _GROUPS = ("model", "data", "trainer")
 
 
-def flatten_hparams(cfg: DictConfig) -> dict[str, Any]:
-    """`model.num_heads`-style keys with scalar values (None becomes "null": HParams has no null)."""
-    groups = {group: OmegaConf.to_container(cfg[group], resolve=True) for group in _GROUPS}
-    flat = {"seed": cfg.seed, **flatten(groups)}
+def flatten_hparams(config: Mapping[str, Any]) -> dict[str, Any]:
+    """`model.num_heads`-style keys with scalar values (None becomes "null": HParams has no null), from a
+    run's whole config as summary.json records it."""
+    flat = {"seed": config["seed"], **flatten({group: config[group] for group in _GROUPS})}
     return {key: "null" if value is None else value for key, value in flat.items()}
 
 
-def write_hparams(run_dir: Path, cfg: DictConfig, status: str, metric_tags: list[str]) -> None:
+def write_hparams(run_dir: Path, config: Mapping[str, Any], status: str, metric_tags: list[str]) -> None:
     """Write the HParams session for `run_dir` and the experiment definition that lists the columns.
 
     Written at the end of a run, failed ones included, so the `status` column is the final word.
     `metric_tags` (`final/test_exact_match`, ...) are the scalars the run wrote into its own folder;
     the metric columns show their last value.
     """
-    flat = {**flatten_hparams(cfg), "status": status}
+    flat = {**flatten_hparams(config), "status": status}
     metrics = [
         hp.Metric(tag, display_name=tag.removeprefix("final/").replace("_", " ")) for tag in metric_tags
     ]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from tx_keras.config_check import ConfigError, check_components, check_config
+from tx_keras.config_check import check_components, check_config
 from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.summary import SUMMARY_NAME, completed_summary, summary_or_none, write_summary
 from tx_keras.runtime.keras_backend import BackendMismatch, select_backend
@@ -19,9 +20,11 @@ from tx_keras.training.device_split import split_host_for_jax, split_host_for_te
 from tx_keras.training.peer_watch import PeerWatch
 from tx_keras.training.process_group import ProcessGroup
 from tx_keras.training.process_join import join_processes
+from tx_keras.training.run_config import RunConfig
 from tx_keras.training.run_report import run_report
 from tx_keras.training.step_threads import plan_step_threads
-from tx_keras.user_error import UserError
+from tx_keras.training.trainer_config import TrainerConfig
+from tx_keras.user_error import ConfigError, UserError
 
 _LOG = logging.getLogger("tx_keras.run")
 
@@ -37,30 +40,31 @@ def set_thread_budget(threads: int | None) -> None:
         os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 
 
-def no_early_stopping_in_sweep(cfg: DictConfig) -> None:
+def no_early_stopping_in_sweep(run: RunConfig) -> RunConfig:
     """A sweep's jobs train all their epochs unless `trainer.early_stopping.in_sweeps`: variants are
     compared at one budget. Set in the config itself, so summary.json and HParams show what ran."""
-    settings = cfg.trainer.get("early_stopping")
-    if settings is not None and not settings.get("in_sweeps", False):
-        settings.patience = None
+    stopping = run.trainer.early_stopping
+    if stopping.in_sweeps:
+        return run
+    return replace(run, trainer=replace(run.trainer, early_stopping=replace(stopping, patience=None)))
 
 
-def start_engine(cfg: DictConfig) -> tuple[ProcessGroup, PeerWatch | None]:
+def start_engine(trainer: TrainerConfig, verbose: int) -> tuple[ProcessGroup, PeerWatch | None]:
     """Choose the backend, split the devices, start TensorFlow (and Keras), join the other processes:
     in that order, since each engine fixes its backend and devices when it starts. Returns the process
     group and, with several processes, the watch on the others."""
     try:
-        group = ProcessGroup.of(cfg.trainer)
-        select_backend(cfg.trainer.backend)  # before Keras's first import, which reads it
+        group = trainer.process_group
+        select_backend(trainer.backend)  # before Keras's first import, which reads it
     except (BackendMismatch, UserError) as error:
         raise ConfigError(str(error)) from None
-    if cfg.trainer.backend == "jax":  # read when JAX starts its backends
-        os.environ["XLA_FLAGS"] = jax_flags(os.environ.get("XLA_FLAGS", ""), cfg.trainer.deterministic)
-        split_host_for_jax(cfg.trainer.devices)
-    start_tensorflow(cfg.logging.verbose)  # before anything imports it: its noise stays off stderr
-    if cfg.trainer.backend == "tensorflow":
-        split_host_for_tensorflow(cfg.trainer.devices)  # before TensorFlow's runtime starts
-        _LOG.debug(plan_step_threads(cfg.trainer))  # likewise; in train.log
+    if trainer.backend == "jax":  # read when JAX starts its backends
+        os.environ["XLA_FLAGS"] = jax_flags(os.environ.get("XLA_FLAGS", ""), trainer.deterministic)
+        split_host_for_jax(trainer.devices)
+    start_tensorflow(verbose)  # before anything imports it: its noise stays off stderr
+    if trainer.backend == "tensorflow":
+        split_host_for_tensorflow(trainer.devices)  # before TensorFlow's runtime starts
+        _LOG.debug(plan_step_threads(trainer))  # likewise; in train.log
     watch = None
     if group.is_multi_process:
         join_processes(group)  # before JAX computes anything
@@ -81,21 +85,23 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
     """Run one configuration into `run_dir` and return its objective.
 
     The config is checked here, once per job (tx_keras/config_check.py), and TensorFlow started between
-    the check that needs no import and the one that does. With `isolate_failures` (sweeps) a config error
+    the check that needs no import and the one that does; from here on the typed `RunConfig` is what
+    the run reads, each function given the group it needs. With `isolate_failures` (sweeps) a config error
     or an exception is recorded in summary.json as `failed` with the reason and NaN is returned, so the
     launcher goes on with the next job (the sweep ends with a table of its jobs). A single run ends with
     its report, failed or not.
     """
-    if isolate_failures:
-        no_early_stopping_in_sweep(cfg)
-    done = completed_summary(run_dir, cfg.trainer.epochs, cfg.trainer.get("max_steps"))
-    if done is not None:
-        print(f"tx-train: {run_dir} already completed; skipped (delete its {SUMMARY_NAME} to rerun)")
-        return float(done["metrics"].get(cfg.trainer.objective, float("nan")))
     try:  # the config's one check, before any data or model is built
-        check_config(cfg)  # imports nothing: a typo fails in a second or two, before TensorFlow starts
-        group, watch = start_engine(cfg)
-        check_components(cfg.model)  # a user's own layer class: only importing it checks it
+        run_config = check_config(cfg)  # imports nothing: a typo fails in a second or two, before TensorFlow
+        if isolate_failures:
+            run_config = no_early_stopping_in_sweep(run_config)
+        trainer = run_config.trainer
+        done = completed_summary(run_dir, trainer.epochs, trainer.max_steps)
+        if done is not None:
+            print(f"tx-train: {run_dir} already completed; skipped (delete its {SUMMARY_NAME} to rerun)")
+            return float(done["metrics"].get(trainer.objective, float("nan")))
+        group, watch = start_engine(trainer, run_config.logging.verbose)
+        check_components(run_config.model)  # a user's own layer class: only importing it checks it
     except ConfigError as error:
         if not isolate_failures:
             raise  # tx-train prints it as one line and exits 2
@@ -113,8 +119,8 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
 
     keras.backend.clear_session()  # jobs sharing a worker process must not share graphs or layer names
     try:
-        with data_parallel(cfg.trainer, group.count):  # trainer.distribution: build, fit, evaluate in it
-            objective = run(cfg, run_dir)
+        with data_parallel(trainer, group.count):  # trainer.distribution: build, fit, evaluate in it
+            objective = run(run_config, run_dir)
         if watch is not None:
             watch.stop()
     except Exception as error:  # run() has recorded it as failed in summary.json

@@ -15,12 +15,10 @@ Keras serializes them by registered name (`tx_keras>NoamSchedule` ...), so model
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import keras
 from keras import ops
 
-from tx_keras.training.choices import SCHEDULES
+from tx_keras.training.trainer_config import TrainerConfig
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
@@ -124,15 +122,11 @@ class Cooldown(keras.optimizers.schedules.LearningRateSchedule):
         return cls(schedule, config["fraction"])
 
 
-def build_schedule(trainer: Mapping, d_model: int) -> keras.optimizers.schedules.LearningRateSchedule:
-    """Noam from `warmup_steps` and `lr_scale` (the default when `schedule` is absent), or constant from
-    `learning_rate` and `warmup_steps` (0 allowed); wrapped in a `Cooldown` when `cooldown` > 0."""
-    kind = trainer.get("schedule", "noam")
-    if kind == "noam":
-        schedule = NoamSchedule(d_model, trainer["warmup_steps"], trainer["lr_scale"])
-    elif kind == "constant":
-        schedule = ConstantSchedule(trainer["learning_rate"], trainer["warmup_steps"])
-    else:
-        raise ValueError(f"trainer.schedule={kind!r} is unknown; choose one of: {', '.join(SCHEDULES)}")
-    cooldown = trainer.get("cooldown", 0.0)
-    return Cooldown(schedule, cooldown) if cooldown else schedule
+def build_schedule(trainer: TrainerConfig, d_model: int) -> keras.optimizers.schedules.LearningRateSchedule:
+    """Noam from `warmup_steps` and `lr_scale`, or constant from `learning_rate` and `warmup_steps` (0
+    allowed); wrapped in a `Cooldown` when `cooldown` > 0."""
+    if trainer.schedule == "noam":
+        schedule = NoamSchedule(d_model, trainer.warmup_steps, trainer.lr_scale)
+    else:  # constant: the field allows no other (trainer_config.py)
+        schedule = ConstantSchedule(trainer.learning_rate, trainer.warmup_steps)
+    return Cooldown(schedule, trainer.cooldown) if trainer.cooldown else schedule

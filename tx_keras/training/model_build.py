@@ -4,19 +4,19 @@ slots created before the first step."""
 from __future__ import annotations
 
 import keras
-from omegaconf import DictConfig, OmegaConf
 
 from tx_keras.data import Task
 from tx_keras.models import ModelConfig, Transformer
 from tx_keras.runtime.compiled_step import step_is_compiled
 from tx_keras.training.model_compile import compile_model
 from tx_keras.training.precision import precision_policy
+from tx_keras.training.trainer_config import TrainerConfig
 
 
-def build_model(cfg: DictConfig, task: Task) -> Transformer:
+def build_model(model: ModelConfig, task: Task) -> Transformer:
     """The Transformer the `model` config group describes, sized to the task's vocabularies and lengths."""
     return Transformer(
-        ModelConfig(**OmegaConf.to_container(cfg.model, resolve=True)),
+        model,
         source_vocab_size=len(task.source_vocab),
         target_vocab_size=len(task.target_vocab),
         max_source_length=task.source_length,
@@ -25,7 +25,7 @@ def build_model(cfg: DictConfig, task: Task) -> Transformer:
 
 
 def build_and_compile(
-    cfg: DictConfig, task: Task
+    model_config: ModelConfig, trainer: TrainerConfig, task: Task
 ) -> tuple[Transformer, keras.optimizers.schedules.LearningRateSchedule]:
     """`build_model` under the run's precision, compiled, with its weights and optimizer slots made now.
 
@@ -35,9 +35,9 @@ def build_and_compile(
     learning-rate schedule.
     """
     # per run: sweep jobs share the global policy
-    with precision_policy(cfg.trainer.precision, step_is_compiled(cfg.trainer)):
-        model = build_model(cfg, task)
-    schedule = compile_model(model, cfg.trainer)
+    with precision_policy(trainer.precision, step_is_compiled(trainer)):
+        model = build_model(model_config, task)
+    schedule = compile_model(model, trainer)
     source, target = task.splits["train"]
     model((source[:1], target[:1, :-1]))
     model.optimizer.build(model.trainable_variables)

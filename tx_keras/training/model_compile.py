@@ -6,19 +6,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import keras
-from omegaconf import DictConfig
 
 from tx_keras.training.fused_adam import FusedAdam
 from tx_keras.training.learning_rate import Cooldown, build_schedule
 from tx_keras.training.masked_accuracy import MaskedAccuracy
 from tx_keras.training.masked_loss import MaskedCrossEntropy
 from tx_keras.training.token_mean_loss import TokenMeanLoss
+from tx_keras.training.trainer_config import TrainerConfig
 
 if TYPE_CHECKING:
     from tx_keras.models import Transformer
 
 
-def compile_model(model: Transformer, trainer: DictConfig) -> keras.optimizers.schedules.LearningRateSchedule:
+def compile_model(
+    model: Transformer, trainer: TrainerConfig
+) -> keras.optimizers.schedules.LearningRateSchedule:
     """Adam(0.9, 0.98, 1e-9) (`FusedAdam`: one kernel per variable on TensorFlow) on `trainer.schedule`
     (Noam or constant), masked loss and accuracy, optional clipping."""
     schedule = build_schedule(trainer, model.d_model)
@@ -31,6 +33,6 @@ def compile_model(model: Transformer, trainer: DictConfig) -> keras.optimizers.s
         metrics=[TokenMeanLoss(trainer.label_smoothing), MaskedAccuracy()],  # "loss": per token, not per row
         jit_compile=trainer.jit_compile,  # "auto" is Keras' choice: XLA on a GPU, off on a CPU; on on JAX
     )
-    parts = trainer.get("step_parts", "auto")
+    parts = trainer.step_parts
     model.step_parts = None if parts == "auto" else parts  # None: as the thread pools allow
     return schedule

@@ -59,22 +59,18 @@ class ProcessGroup:
         return self.count > 1
 
     @classmethod
-    def of(cls, trainer: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> ProcessGroup:
+    def of(cls, trainer: Any, environ: Mapping[str, str] | None = None) -> ProcessGroup:
         """The group `trainer` (its keys) and the environment describe; one process when neither says more.
 
         Only with `trainer.distribution=data_parallel`: a run without it is one process whatever the
         environment says (a SLURM job of one task, a shell that exported Keras' variables for another
         program). Raises `UserError` in one line for values that cannot describe a group.
         """
-        if trainer.get("distribution", "none") != "data_parallel":
+        if trainer.distribution != "data_parallel":
             return cls()
         environ = os.environ if environ is None else environ
         count_source = index_source = None
-        count, index, coordinator = (
-            trainer.get("num_processes"),
-            trainer.get("process_id"),
-            trainer.get("coordinator"),
-        )
+        count, index, coordinator = trainer.num_processes, trainer.process_id, trainer.coordinator
         if count is None and (found := _from_environment(COUNT_VARIABLES, environ)):
             count_source, count = found
         if index is None and (found := _from_environment(INDEX_VARIABLES, environ)):

@@ -1,26 +1,26 @@
 """One training run: config -> task -> model -> fit with TensorBoard -> evaluate -> export -> summary.json.
 
-`run(cfg, run_dir)` is what `tx-train` calls once per job (and a sweeper once per sweep job); it
-returns the metric `trainer.objective` names, which an optimising sweeper (sweeps/sweep/optuna.yaml) uses.
-Each step is a function in a module of its own: model_build, run_callbacks, fit_outcome, evaluation,
-export, run_record.
+`run(config, run_dir)` is what `tx-train`'s job calls once per job (and a sweeper once per sweep job),
+with the typed config the job checked; it returns the metric `trainer.objective` names, which an
+optimising sweeper (sweeps/sweep/optuna.yaml) uses. Each step is a function in a module of its own,
+given the config group it reads: model_build, run_callbacks, fit_outcome, evaluation, export, run_record.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import keras
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
 
-from tx_keras.config_check import ConfigError
 from tx_keras.data import Task, build_task
 from tx_keras.data.batching.epoch_batches import EpochBatches
 from tx_keras.data.batching.input_batches import pipeline_counter, run_dataset
+from tx_keras.data.task_config import TaskConfig
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.evaluation import evaluate_run
 from tx_keras.export.run_export import save_and_export
@@ -39,16 +39,17 @@ from tx_keras.training.determinism import make_deterministic
 from tx_keras.training.fit_outcome import fit_outcome, step_budget_spent
 from tx_keras.training.model_build import build_and_compile
 from tx_keras.training.run_callbacks import assemble_callbacks
+from tx_keras.training.run_config import RunConfig
 from tx_keras.training.run_record import record_run
 from tx_keras.training.stage import stage
-from tx_keras.user_error import UserError
+from tx_keras.user_error import ConfigError, UserError
 
 
-def _read_task(cfg: DictConfig) -> Task:
+def _read_task(data: TaskConfig) -> Task:
     """The `data` group's task; a task the config cannot produce is a config error, in one line."""
     try:
-        with stage(f"data: {cfg.data.name} (reading, splitting, vocabularies)"):
-            return build_task(cfg.data)
+        with stage(f"data: {data.name} (reading, splitting, vocabularies)"):
+            return build_task(data)
     except UserError:  # already one line naming the key, e.g. a corpus file that does not exist
         raise
     except ValueError as error:  # e.g. more sentences than exist
@@ -56,7 +57,7 @@ def _read_task(cfg: DictConfig) -> Task:
 
 
 def _fit(
-    cfg: DictConfig,
+    config: RunConfig,
     run_dir: Path,
     task: Task,
     model: Transformer,
@@ -67,10 +68,11 @@ def _fit(
     """`fit` from scratch or from `checkpoint`, with every callback; returns the summary fields it knows."""
     initial_epoch = checkpoint.epoch if checkpoint else 0
     epoch = pipeline_counter(initial_epoch)  # picks each epoch's data order
-    minutes = cfg.trainer.get("checkpoint_every_minutes")
-    enabled = bool(cfg.trainer.checkpoint_every or minutes)
+    trainer = config.trainer
+    minutes = trainer.checkpoint_every_minutes
+    enabled = bool(trainer.checkpoint_every or minutes)
     mid_epoch = MidEpochCheckpoint(run_dir / CHECKPOINT_PATH, checkpoint, minutes, enabled)
-    batches = EpochBatches.of(task, cfg)
+    batches = EpochBatches.of(task, trainer, config.seed)
     left_out = None  # streamed corpora: training pairs wider than the padded widths, left out
     if task.train_stream is not None:  # a streamed corpus (data.stream=true); tf.data, so TensorFlow
         import tensorflow as tf
@@ -79,35 +81,35 @@ def _fit(
 
         left_out = tf.Variable(0, dtype=tf.int64, trainable=False)
         train = streamed_batches(
-            task.train_stream, cfg.trainer, cfg.seed, epoch, mid_epoch.skip, batches.steps, left_out
+            task.train_stream, trainer, config.seed, epoch, mid_epoch.skip, batches.steps, left_out
         )
     else:
         source, target = task.splits["train"]
         train = run_dataset(
-            source, target, cfg.trainer, shuffle=True, seed=cfg.seed, epoch=epoch, skip=mid_epoch.skip
+            source, target, trainer, shuffle=True, seed=config.seed, epoch=epoch, skip=mid_epoch.skip
         )
-    validation = run_dataset(*task.splits["validation"], cfg.trainer, shuffle=False)
+    validation = run_dataset(*task.splits["validation"], trainer, shuffle=False)
     run = assemble_callbacks(
-        cfg, run_dir, task, decode, checkpoint, epoch, schedule, batches, mid_epoch, train
+        trainer, config.logging, run_dir, task, decode, checkpoint, epoch, schedule, batches, mid_epoch, train
     )
     if left_out is not None:
         run.callbacks.append(LeftOutReport(left_out, task.train_stream))
     # killed after it stopped (early stopping, or the step budget spent): fit trains nothing more
     stopped = bool(checkpoint and checkpoint.logs.get(STOPPED_KEY))
-    stopped_before = stopped or step_budget_spent(cfg, checkpoint)
+    stopped_before = stopped or step_budget_spent(trainer, checkpoint)
     fit_clock = CpuClock()  # the training phase (with its per-epoch validation): time and cores kept busy
     with epoch_end_warning_silenced():
         history = model.fit(
             train,
             validation_data=validation,
             initial_epoch=initial_epoch,
-            epochs=initial_epoch if stopped_before else cfg.trainer.epochs,
+            epochs=initial_epoch if stopped_before else trainer.epochs,
             callbacks=run.callbacks,
             shuffle=False,  # the dataset shuffles itself, seeded
             verbose=0,  # Progress reports instead (a bar in a terminal, a line every ~30 s in a log)
         )
     fit_cpu = fit_clock.share()
-    epochs, metrics, stopping = fit_outcome(cfg, history, initial_epoch, checkpoint, stopped_before, run)
+    epochs, metrics, stopping = fit_outcome(trainer, history, initial_epoch, checkpoint, stopped_before, run)
     return {
         "task": task.name,
         "parameters": int(model.count_params()),
@@ -135,18 +137,18 @@ def _example_source(task: Task) -> str:
     return task.detokenize_source(task.splits["test"][0][0])
 
 
-def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint | None) -> dict[str, Any]:
+def _train_and_evaluate(config: RunConfig, run_dir: Path, checkpoint: Checkpoint | None) -> dict[str, Any]:
     """The run proper, from scratch or from `checkpoint`: build, fit, evaluate, export. Returns the summary
     fields it knows (status, metrics, size, epochs)."""
-    keras.utils.set_random_seed(cfg.seed)
-    if cfg.trainer.deterministic:
+    keras.utils.set_random_seed(config.seed)
+    if config.trainer.deterministic:
         make_deterministic()  # same config -> bit-identical losses and weights
-    task = _read_task(cfg)
-    model, schedule = build_and_compile(cfg, task)
+    task = _read_task(config.data)
+    model, schedule = build_and_compile(config.model, config.trainer, task)
     if checkpoint:
         restore(model, checkpoint, run_dir / CHECKPOINT_PATH)
     decode = cached_greedy_decoder(model, task.target_length - 1)  # == greedy_decoder, faster (tests)
-    fields = _fit(cfg, run_dir, task, model, schedule, decode, checkpoint)
+    fields = _fit(config, run_dir, task, model, schedule, decode, checkpoint)
     metrics = fields.pop("metrics")
     if not np.isfinite(metrics["train_loss"]):
         reason = f"loss became {metrics['train_loss']} in epoch {fields['epochs']}"
@@ -154,21 +156,21 @@ def _train_and_evaluate(cfg: DictConfig, run_dir: Path, checkpoint: Checkpoint |
 
     def batches(split: str):
         """A split's teacher-forced batches as fit's validation reads them (padded for the replicas)."""
-        return run_dataset(*task.splits[split], cfg.trainer, shuffle=False)
+        return run_dataset(*task.splits[split], config.trainer, shuffle=False)
 
     with stage("evaluation: decoding the validation and test splits"):
-        evaluation = evaluate_run(model, task, decode, batches, cfg.export, run_dir)
+        evaluation = evaluate_run(model, task, decode, batches, config.export, run_dir)
     metrics.update(evaluation.metrics)
     fields.update(evaluation.fields())  # evaluation_minutes; with length_penalty=auto the validation choice
-    export = {**cfg.export, "length_penalty": evaluation.length_penalty}  # what the figures used
-    exporting = cfg.export.enabled and tensorflow_installed()  # a SavedModel is a TensorFlow graph
+    export = replace(config.export, length_penalty=evaluation.length_penalty)  # what the figures used
+    exporting = export.enabled and tensorflow_installed()  # a SavedModel is a TensorFlow graph
     with stage("export: SavedModel" if exporting else "saving the model"):
         fields.update(save_and_export(run_dir, model, task, export))
     fields["example_source"] = _example_source(task)
     return {**fields, "status": "completed", "metrics": metrics}
 
 
-def run(cfg: DictConfig, run_dir: Path) -> float:
+def run(config: RunConfig, run_dir: Path) -> float:
     """Train and evaluate one configuration; writes event files and summary.json into `run_dir`.
 
     A run that raises is recorded as `failed` (with the reason) before the error propagates; one whose
@@ -179,20 +181,20 @@ def run(cfg: DictConfig, run_dir: Path) -> float:
     started = time.perf_counter()
     summary: dict[str, Any] = {
         "tx_keras_version": version("tx_keras"),
-        "config": OmegaConf.to_container(cfg, resolve=True),
+        "config": config.as_dict(),
     }
-    checkpoint = start_or_resume(cfg, run_dir)  # a folder that cannot be continued fails here, untouched
+    # a folder that cannot be continued fails here, untouched
+    checkpoint = start_or_resume(summary["config"], config.trainer.epochs, run_dir)
     if not tensorflow_installed():  # what this run writes instead, and what it leaves out
-        summary["without_tensorflow"] = without_tensorflow.record(cfg, run_dir)
+        summary["without_tensorflow"] = without_tensorflow.record(config.logging, config.export, run_dir)
     try:
-        summary.update(_train_and_evaluate(cfg, run_dir, checkpoint))
+        summary.update(_train_and_evaluate(config, run_dir, checkpoint))
     except Exception as error:  # recorded, then re-raised: a crash must not look like a missing run
         if disk_fault(error, run_dir) is not None:
             raise  # the disk refuses this folder's writes: recording it there would fail the same way
         summary.update(status="failed", reason=f"{type(error).__name__}: {error}")
-        record_run(cfg, run_dir, summary, started)
+        record_run(config.logging, run_dir, summary, started)
         raise
-    record_run(cfg, run_dir, summary, started)
-    return (
-        float(summary["metrics"][cfg.trainer.objective]) if summary["status"] == "completed" else float("nan")
-    )
+    record_run(config.logging, run_dir, summary, started)
+    objective = config.trainer.objective
+    return float(summary["metrics"][objective]) if summary["status"] == "completed" else float("nan")

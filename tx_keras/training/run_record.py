@@ -6,11 +6,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig
-
 from tx_keras.run_folder.scalar_writer import scalar_writer
 from tx_keras.run_folder.summary import write_summary
 from tx_keras.runtime.tensorflow_presence import tensorflow_installed
+from tx_keras.training.logging_config import LoggingConfig
 
 
 def metric_tag(name: str) -> str:
@@ -26,14 +25,16 @@ def _log_final(run_dir: Path, metrics: dict[str, float], step: int) -> None:
     writer.close()
 
 
-def record_run(cfg: DictConfig, run_dir: Path, summary: dict[str, Any], started: float) -> None:
-    """summary.json, plus the final scalars and the HParams row (with its status) when logging is on."""
+def record_run(logging: LoggingConfig, run_dir: Path, summary: dict[str, Any], started: float) -> None:
+    """summary.json, plus the final scalars and the HParams row (with its status, its columns the
+    summary's `config`) when logging is on."""
     summary["wall_time_s"] = round(time.perf_counter() - started, 2)
     metrics = summary.setdefault("metrics", {})
-    if cfg.logging.tensorboard:
+    if logging.tensorboard:
         _log_final(run_dir, metrics, summary.get("epochs", 0))
         if tensorflow_installed():  # the HParams plugin's summaries are tf.summary's
             from tx_keras.training.hparams import write_hparams
 
-            write_hparams(run_dir, cfg, summary["status"], [metric_tag(name) for name in metrics])
+            tags = [metric_tag(name) for name in metrics]
+            write_hparams(run_dir, summary["config"], summary["status"], tags)
     write_summary(run_dir, summary)

@@ -10,26 +10,24 @@ reads them back (`auto_parts`), so a user's own pool variables decide the parts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from tx_keras.runtime.compiled_step import step_is_compiled
 from tx_keras.runtime.cpu_share import usable_cores
 from tx_keras.runtime.pool_plan import plan_pools
+from tx_keras.training.trainer_config import TrainerConfig
 
 AUTO_CORES = 2  # auto cuts the step where the process has this many cores (measured there only)
 
 
-def planned_parts(trainer: Mapping, cores: int) -> int:
+def planned_parts(trainer: TrainerConfig, cores: int) -> int:
     """The parts `trainer` asks for on `cores` cores: its step_parts, or for auto 2 where a TensorFlow
     graph step of one replica runs on AUTO_CORES cores, else 1."""
-    parts = trainer.get("step_parts", "auto")
-    if parts != "auto":
-        return int(parts)
-    graph_step = not step_is_compiled(trainer) and trainer.get("distribution", "none") == "none"
+    if trainer.step_parts != "auto":
+        return int(trainer.step_parts)
+    graph_step = not step_is_compiled(trainer) and trainer.distribution == "none"
     return 2 if graph_step and cores == AUTO_CORES else 1
 
 
-def plan_step_threads(trainer: Mapping) -> str:
+def plan_step_threads(trainer: TrainerConfig) -> str:
     """Before TensorFlow's runtime starts: the pools for the planned parts (pool_plan.plan_pools).
     Returns a line for the run's log saying what was chosen."""
     return plan_pools(planned_parts(trainer, usable_cores()), "the step")

@@ -10,16 +10,15 @@ TensorFlow graph, so it skips them.
 
 from __future__ import annotations
 
-from omegaconf import DictConfig
-
+from tx_keras.export.export_config import ExportConfig
 from tx_keras.run_folder.scalar_writer import scalar_writer_kind
+from tx_keras.training.logging_config import LoggingConfig
 
 EXPORT_LATER = "tx-export {run_dir}"  # on a machine with TensorFlow: the SavedModel from model.keras
 
 
-def skipped_parts(cfg: DictConfig) -> list[str]:
-    """The outputs `cfg` asks for that a run without TensorFlow cannot write."""
-    logging = cfg.logging
+def skipped_parts(logging: LoggingConfig, export: ExportConfig) -> list[str]:
+    """The outputs the config asks for that a run without TensorFlow cannot write."""
     skipped = []
     if logging.tensorboard:
         if logging.probes and logging.attention_maps not in (None, "none", 0):
@@ -27,20 +26,20 @@ def skipped_parts(cfg: DictConfig) -> list[str]:
         if logging.diagnostics_every:
             skipped.append("training diagnostics (logging.diagnostics_every)")
         skipped.append("the HParams row")
-    if logging.get("head_importance"):
+    if logging.head_importance:
         skipped.append("head importance (logging.head_importance)")
-    if cfg.export.get("enabled", True):
+    if export.enabled:
         skipped.append("the SavedModel export")
     return skipped
 
 
-def record(cfg: DictConfig, run_dir) -> dict:
+def record(logging: LoggingConfig, export: ExportConfig, run_dir) -> dict:
     """summary.json's `without_tensorflow` entry: how the curves were written, what was left out, and how
     to export later."""
     entry = {
-        "scalars": scalar_writer_kind() if cfg.logging.tensorboard else "off",
-        "skipped": skipped_parts(cfg),
+        "scalars": scalar_writer_kind() if logging.tensorboard else "off",
+        "skipped": skipped_parts(logging, export),
     }
-    if cfg.export.get("enabled", True):
+    if export.enabled:
         entry["export_later"] = EXPORT_LATER.format(run_dir=run_dir)
     return entry

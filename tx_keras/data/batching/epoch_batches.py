@@ -4,9 +4,9 @@ epoch and real tokens per step (for the summary, the cooldown clock and the prog
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from omegaconf import DictConfig
 
 from tx_keras.data import Task
 from tx_keras.data.batching.length_batches import length_batches, padding_fraction, row_lengths
@@ -23,20 +23,19 @@ class EpochBatches:
     tokens_per_step: float  # real (non-padding) source and target tokens per step
 
     @classmethod
-    def of(cls, task: Task, cfg: DictConfig) -> EpochBatches:
+    def of(cls, task: Task, trainer: Any, seed: int) -> EpochBatches:
+        """`trainer`: the run's TrainerConfig (training/trainer_config.py); `seed`: the run's."""
         if task.train_stream is not None:  # estimated from the stream's sample
-            trainer = cfg.trainer
             steps, padding, tokens = task.train_stream.epoch_estimate(
-                trainer.batch_size, trainer.batch_tokens, trainer.batching, cfg.seed
+                trainer.batch_size, trainer.batch_tokens, trainer.batching, seed
             )
             return cls(steps=steps, padding=padding, tokens_per_step=tokens)
         source, target = task.splits["train"]
-        trainer = cfg.trainer
         classes = shape_classes(trainer)
         batches = None  # fixed batching: every batch `batch_size` rows
         if trainer.batching != "fixed":
             lengths = np.maximum(row_lengths(source), row_lengths(target))
-            batches = length_batches(lengths, trainer.batch_size, trainer.batch_tokens, cfg.seed, 0, classes)
+            batches = length_batches(lengths, trainer.batch_size, trainer.batch_tokens, seed, 0, classes)
         steps = len(batches) if batches is not None else -(-len(source) // trainer.batch_size)
         padding = padding_fraction(source, target, batches, trainer.batch_size, trainer.batch_tokens, classes)
         return cls(

@@ -6,7 +6,7 @@ rows the replicas split evenly (replica_batches.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import Any
 
 import keras
 import numpy as np
@@ -15,7 +15,7 @@ from tx_keras.data.batching.shape_classes import shape_classes
 from tx_keras.runtime.tensorflow_presence import tensorflow_installed
 
 
-def run_dataset(source: np.ndarray, target: np.ndarray, trainer: Mapping, shuffle: bool, **kwargs):
+def run_dataset(source: np.ndarray, target: np.ndarray, trainer: Any, shuffle: bool, **kwargs):
     """The input pipeline with the trainer's batch size and batching; with data parallelism (tf.data
     only), every batch padded to rows the replicas split evenly (fixed batching: the full batch size) by
     rows that count no token, and this process's share of it kept."""

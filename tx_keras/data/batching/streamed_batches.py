@@ -4,10 +4,10 @@ included, and the count of training pairs the stream left out for being wider th
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import keras
 import tensorflow as tf
-from omegaconf import DictConfig
 
 from tx_keras.data.batching.input_batches import process_slot, replica_count
 from tx_keras.data.batching.train_stream import TrainStream
@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 
 
 def streamed_batches(
-    stream: TrainStream, trainer: DictConfig, seed: int, epoch, skip, steps: int, left_out: tf.Variable
+    stream: TrainStream, trainer: Any, seed: int, epoch, skip, steps: int, left_out: tf.Variable
 ) -> tf.data.Dataset:
     """`steps` batches an epoch from `stream`, in the order (seed, epoch) draws.
 
