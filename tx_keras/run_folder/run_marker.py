@@ -40,7 +40,12 @@ RESUMABLE_CHANGES = (
 )
 # Config keys added since RUN_FORMAT 1, with the value that gives the behaviour from before they existed: a
 # folder started without one continues under a command that keeps that value (any other value is a change).
-ADDED_KEYS = {"model.ffn_impl": "dense", "model.norm_impl": "layer_norm", "seeds": 1}
+ADDED_KEYS = {
+    "model.ffn_impl": "dense",
+    "model.norm_impl": "layer_norm",
+    "seeds": 1,
+    "trainer.max_train_cpu_minutes": None,
+}
 
 
 def read_marker(run_dir: Path) -> dict[str, Any] | None:

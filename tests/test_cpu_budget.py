@@ -1,0 +1,37 @@
+"""trainer.max_train_cpu_minutes (issue 67): training stops once the process has used that much CPU time,
+and summary.json records the budget and the CPU minutes used beside the wall figures."""
+
+import json
+
+import pytest
+from hydra import compose, initialize_config_module
+
+from tests.conftest import TINY
+from tx_keras.training.callbacks.time_budget import TimeBudget, process_cpu_seconds
+from tx_keras.training.job import run_job
+
+
+def test_a_cpu_budget_ends_training_after_its_first_step_and_says_so(tmp_path):
+    overrides = [*TINY, "trainer.epochs=50", "trainer.max_train_cpu_minutes=0.0001", "export.enabled=false"]
+    with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[*overrides, "logging.tensorboard=false"])
+    run_job(cfg, tmp_path / "run", isolate_failures=False)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["epochs"] == 1
+    assert summary["stopped_by"] == "CPU-time budget: trainer.max_train_cpu_minutes=0.0001"
+    assert summary["optimizer_steps"] == 1  # 6 ms of CPU: the first step alone spends more
+    used = summary["cpu_budget"]["cpu_minutes_used"]
+    assert summary["cpu_budget"]["max_train_cpu_minutes"] == 0.0001 and used > 0.0001
+    # The budget's clock and the summary's wall figures measure the same process: what the budget counted
+    # (training up to the stop) is within what the fit used in all (its validation included).
+    assert used * 60 <= summary["train_cpu_s"] + 0.05
+    assert summary["config"]["trainer"]["max_train_cpu_minutes"] == 0.0001
+
+
+def test_the_cpu_clock_counts_this_process_s_work_not_the_wall():
+    budget = TimeBudget.cpu(minutes=1.0, spent_minutes=0.5)  # a resumed run, 30 of its 60 s spent
+    before = process_cpu_seconds()
+    sum(i * i for i in range(2_000_000))  # ~0.1 s of one core's work
+    worked = process_cpu_seconds() - before
+    assert worked > 0.02
+    assert budget.elapsed() == pytest.approx(30.0 + worked, abs=0.05)
