@@ -15,7 +15,7 @@ from tensorboard.compat.proto.event_pb2 import Event
 
 from tx_keras.data.task import SPLITS, Task, pad_rows
 from tx_keras.data.text_format import TextFormat
-from tx_keras.data.text_normalization import normalize_text
+from tx_keras.data.text_rule import clean_text as normalize_text
 from tx_keras.data.text_tokenizer import TextTokenizer
 from tx_keras.data.vocabulary import Vocabulary
 from tx_keras.data.vocabulary_learning import learn_vocabulary

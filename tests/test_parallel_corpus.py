@@ -1,4 +1,5 @@
-"""read_parallel_corpus on small Anki-format files with every kind of bad line, plain and zipped."""
+"""read_parallel_corpus on small Anki-format files with every kind of bad line, plain and zipped: each line
+kept or counted under one reason (the text rule's refusals included), the counts adding up to the lines."""
 
 import zipfile
 
@@ -21,6 +22,9 @@ LINES = [
     b"Caf\xe9\tCaf\xc3\xa9\n",  # Latin-1 byte: invalid UTF-8
     b"Bad\t\xff\xfe\n",  # invalid UTF-8
     b"\n",  # blank
+    b"bad\x00line\tmit\x00null\n",  # NUL bytes (issue 65): refused, never learned into a vocabulary
+    "Oops\u0085\tOups\n".encode(),  # a C1 control character: refused
+    b"Hello there.\tBonjour \xc3\xa0 toi.\rBye now.\tAu revoir.\n",  # a lone CR ends a line (old Mac)
     b"I see it now.\tJe le vois maintenant.\n",  # 4 and 4 words
     "I'm done.\tJ\u2019ai fini.".encode(),  # last line without a newline
 ]
@@ -30,10 +34,21 @@ PAIRS = [
     ("Run!", "Cours !"),
     ("Run!", "Courez !"),
     ("Who?", "Qui ?"),
+    ("Hello there.", "Bonjour \u00e0 toi."),
+    ("Bye now.", "Au revoir."),
     ("I see it now.", "Je le vois maintenant."),
     ("I'm done.", "J\u2019ai fini."),
 ]
-COUNTS = {"lines": 13, "kept": 7, "blank": 1, "malformed": 1, "invalid_utf8": 2, "empty": 2, "overlong": 0}
+COUNTS = {
+    "lines": 17,
+    "kept": 9,
+    "blank": 1,
+    "malformed": 1,
+    "invalid_utf8": 2,
+    "control": 2,
+    "empty": 2,
+    "overlong": 0,
+}
 
 
 @pytest.fixture
@@ -55,9 +70,10 @@ def test_bad_lines_are_counted_and_skipped(corpus):
     assert isinstance(reading, CorpusReading)
     assert reading.pairs == PAIRS
     assert reading.counts == COUNTS
+    assert sum(COUNTS.values()) - COUNTS["lines"] == COUNTS["lines"]  # each line under one outcome
     assert reading.report() == (
-        "eng-fra.tsv: 13 lines, 7 pairs kept; "
-        "skipped: 1 malformed, 2 invalid UTF-8, 2 empty, 0 overlong, 1 blank"
+        "eng-fra.tsv: 17 lines, 9 pairs kept; "
+        "skipped: 1 malformed, 2 invalid UTF-8, 2 with control characters, 2 empty, 0 overlong, 1 blank"
     )
     with pytest.raises(AttributeError):
         reading.pairs = []
@@ -65,13 +81,13 @@ def test_bad_lines_are_counted_and_skipped(corpus):
 
 def test_lowercase_and_max_words(corpus):
     reading = read_parallel_corpus(corpus, lowercase=True, max_words=3)
-    assert reading.pairs == [(source.lower(), target.lower()) for source, target in PAIRS[:5]] + [
-        ("i'm done.", "j\u2019ai fini.")
+    assert reading.pairs == [
+        (source.lower(), target.lower()) for source, target in PAIRS if source != "I see it now."
     ]
-    assert reading.counts == {**COUNTS, "kept": 6, "overlong": 1}
+    assert reading.counts == {**COUNTS, "kept": 8, "overlong": 1}
     assert read_parallel_corpus(corpus, max_words=4).counts["overlong"] == 0  # exactly max_words is kept
     assert _error(corpus, max_words=1).endswith(
-        "(13 lines: 1 malformed, 2 invalid UTF-8, 2 empty, 7 overlong, 1 blank)"
+        "(17 lines: 1 malformed, 2 invalid UTF-8, 2 with control characters, 2 empty, 9 overlong, 1 blank)"
     )
 
 
@@ -80,19 +96,26 @@ def test_columns_are_chosen(corpus):
     assert reading.pairs == [(target, source) for source, target in PAIRS]
     attributed = read_parallel_corpus(corpus, source_column=0, target_column=2)
     assert attributed.pairs[0] == ("Go.", "CC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM)")
-    assert attributed.counts["kept"] == 2 and attributed.counts["malformed"] == 8
+    assert attributed.counts["kept"] == 2 and attributed.counts["malformed"] == 12
 
 
 def test_no_valid_pair_is_an_error_with_the_counts(corpus, tmp_path):
     assert _error(corpus, target_column=5) == (
-        f"{corpus}: no valid sentence pairs (13 lines: 10 malformed, 2 invalid UTF-8, 0 empty, 0 overlong, "
-        "1 blank); source_column=0 and target_column=5 need 6 tab-separated columns"
+        f"{corpus}: no valid sentence pairs (17 lines: 14 malformed, 2 invalid UTF-8, 0 with control "
+        "characters, 0 empty, 0 overlong, 1 blank); source_column=0 and target_column=5 need 6 tab-separated "
+        "columns"
     )
     bad = tmp_path / "bad.tsv"
     bad.write_bytes(b"a\t\n \tb\n\xff\tb\n")
     assert (
         _error(bad)
-        == f"{bad}: no valid sentence pairs (3 lines: 0 malformed, 1 invalid UTF-8, 2 empty, 0 overlong)"
+        == f"{bad}: no valid sentence pairs (3 lines: 0 malformed, 1 invalid UTF-8, 0 with control "
+        "characters, 2 empty, 0 overlong)"
+    )
+    utf16 = tmp_path / "utf16.tsv"
+    utf16.write_bytes("Go.\tVa !\nHi.\tSalut !\n".encode("utf-16"))
+    assert _error(utf16).endswith(
+        "; is the file UTF-8? (UTF-16 reads as NUL bytes, a legacy code page as invalid UTF-8)"
     )
 
 
@@ -124,7 +147,7 @@ def test_a_manythings_zip_is_read_in_place(tmp_path):
     archive = _zip(tmp_path / "fra-eng.zip", {"_about.txt": about, "fra.txt": b"".join(LINES)})
     reading = read_parallel_corpus(archive)
     assert reading.pairs == PAIRS and reading.counts == COUNTS
-    assert reading.report().startswith("fra-eng.zip:fra.txt: 13 lines, 7 pairs kept;")
+    assert reading.report().startswith("fra-eng.zip:fra.txt: 17 lines, 9 pairs kept;")
     assert read_parallel_corpus(archive, member="_about.txt", source_column=0, target_column=0).pairs == [
         ("Tatoeba attribution and terms of use.", "Tatoeba attribution and terms of use.")
     ]

@@ -40,7 +40,13 @@ def _pairs() -> list[tuple[str, str]]:
     return pairs
 
 
-BAD_LINES = [b"no tab on this line", b"\tempty source", b"empty target\t", b"bad \xff bytes\tmauvais"]
+BAD_LINES = [
+    b"no tab on this line",
+    b"\tempty source",
+    b"empty target\t",
+    b"bad \xff bytes\tmauvais",
+    b"bad\x00line\tmit\x00null",  # issue 65: NUL bytes, once a C++ traceback
+]
 
 
 def _write_corpus(folder: Path) -> Path:
@@ -85,8 +91,8 @@ def test_the_split_never_shares_a_source_and_is_reproducible(corpus):
     other = build_task(_config(corpus, seed=1))
     assert other.texts("test") != task.texts("test")
     assert task.report["lines"] == {
-        "lines": len(_pairs()) + 4, "kept": len(_pairs()), "blank": 0, "malformed": 1,
-        "invalid_utf8": 1, "empty": 2, "overlong": 0,
+        "lines": len(_pairs()) + 5, "kept": len(_pairs()), "blank": 0, "malformed": 1,
+        "invalid_utf8": 1, "control": 1, "empty": 2, "overlong": 0,
     }  # fmt: skip
 
 
@@ -134,7 +140,19 @@ def _text_run(root: Path):
         cwd=root,
     )
     assert result.returncode == 0, result.stderr[-3000:]
+    (root / "stderr.txt").write_text(result.stderr)
     return run_dir, json.loads((run_dir / "summary.json").read_text())
+
+
+def test_a_corpus_with_a_nul_line_trains_and_reports_the_line_skipped(text_run):
+    """The corpus holds `bad\\x00line<TAB>mit\\x00null` (issue 65): the run trains, says in its log that the
+    line was skipped for its control characters, and no traceback reaches the user."""
+    run_dir, summary = text_run
+    stderr = (run_dir.parent / "stderr.txt").read_text()
+    assert "Traceback" not in stderr
+    assert summary["status"] == "completed" and summary["data"]["lines"]["control"] == 1
+    report = f"{len(_pairs()) + 5} lines, {len(_pairs())} pairs kept; skipped: 1 malformed, 1 invalid UTF-8, "
+    assert report + "1 with control characters, 2 empty, 0 overlong" in (run_dir / "train.log").read_text()
 
 
 def test_a_bucketed_run_logs_no_ran_out_of_data_warning(text_run):

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from tx_keras.data import Vocabulary
 from tx_keras.data.text_format import TextFormat, load_formats, save_formats
-from tx_keras.data.text_normalization import normalize_text
+from tx_keras.data.text_rule import clean_text
 from tx_keras.data.text_tokenizer import TextTokenizer
 from tx_keras.data.vocabulary_learning import learn_vocabulary
 
@@ -19,7 +19,7 @@ TEXTS = [
     "L'homme\u200b qui   rit.",
     "Où est-il ? « Là-bas » : au café ; vite !",
 ] * 5
-NORMALISED = [normalize_text(text) for text in TEXTS]
+NORMALISED = [clean_text(text) for text in TEXTS]
 
 
 def _strings(tensor) -> list[str]:
@@ -56,7 +56,7 @@ def test_wordpiece_keeps_punctuation_inside_words_and_splits_subwords():
 def test_in_graph_normalisation_equals_python():
     odd = ["  Salut\u202f!\tça\u00a0va\u2009?  ", "a\u200bb\ufeffc", "x\u2028y\x85z", "ＡＢＣ ﬁ"]
     tokenizer = TextTokenizer(Vocabulary(["a"]), TextFormat("characters"))
-    assert _strings(tokenizer.normalize(tf.constant(odd))) == [normalize_text(text) for text in odd]
+    assert _strings(tokenizer.normalize(tf.constant(odd))) == [clean_text(text) for text in odd]
     lower = TextTokenizer(Vocabulary(["a"]), TextFormat("characters", lowercase=True))
     assert _strings(lower.normalize(tf.constant(["Élan VITAL"]))) == ["élan vital"]
 

@@ -1,9 +1,8 @@
 """Reads the sentence pairs of a tab-separated parallel corpus, plain or zipped, such as the manythings.org
 Tatoeba "Anki" files (`English<TAB>Translation[<TAB>attribution]`).
 
-Real corpora carry a few broken lines (a missing tab, an empty side, bytes that are not UTF-8); one of them
-must not stop a run, but silently dropping them would hide a wrong column choice or a damaged file. So each
-line is decoded on its own, every skipped line is counted by reason, and the counts are reported.
+Each line is decoded and judged on its own by the text rule (text_rule.py), and every line is either kept or
+counted under one reason (line_counts.py), so a broken line neither stops a run nor goes unreported.
 """
 
 import zipfile
@@ -13,29 +12,26 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tx_keras.data.corpus_error import CorpusError
-from tx_keras.data.text_normalization import normalize_text
+from tx_keras.data.line_counts import (
+    BLANK,
+    EMPTY,
+    MALFORMED,
+    OVERLONG,
+    CountedLines,
+    new_counts,
+    skipped_text,
+)
+from tx_keras.data.text_rule import CONTROL, INVALID_UTF8, clean_text, refusal
 
 _BOM = "\ufeff"
 _TEXT_SUFFIXES = (".txt", ".tsv")
 
 
 @dataclass(frozen=True)
-class CorpusReading:
-    """The normalised (source, target) pairs of a corpus file, and how many lines were skipped and why.
-
-    counts: lines (all lines read) = kept + blank (no visible text) + malformed (too few tab-separated
-    columns) + invalid_utf8 + empty (a side empty after normalisation) + overlong (a side over max_words).
-    """
+class CorpusReading(CountedLines):
+    """The cleaned (source, target) pairs of a corpus file, and how many lines were skipped and why."""
 
     pairs: list[tuple[str, str]]
-    counts: dict[str, int]
-    name: str
-
-    def report(self) -> str:
-        """One line for the run log, e.g. "eng-fra.tsv: 167130 lines, 167120 pairs kept; skipped: ..."."""
-        return f"{self.name}: {self.counts['lines']} lines, {self.counts['kept']} pairs kept; skipped: " + (
-            skipped_text(self.counts)
-        )
 
 
 def read_parallel_corpus(
@@ -46,8 +42,8 @@ def read_parallel_corpus(
     max_words: int | None = None,
     member: str | None = None,
 ) -> CorpusReading:
-    """The pairs (column `source_column`, column `target_column`) of the file at `path`, normalised with
-    `normalize_text`; pairs with a side over `max_words` whitespace-separated words are skipped.
+    """The pairs (column `source_column`, column `target_column`) of the file at `path` that the text rule
+    keeps, cleaned; pairs with a side over `max_words` whitespace-separated words are skipped.
 
     A zip archive is read in place: its member `member`, else its only .txt/.tsv member whose name does not
     start with "_" (manythings zips hold `_about.txt` next to the corpus). Raises CorpusError when the file
@@ -80,17 +76,19 @@ def read_parallel_corpus(
         raise CorpusError(f"{path}: damaged or unsupported zip archive: {error}") from error
     if not pairs:
         needed = max(source_column, target_column) + 1
-        readable = counts["lines"] - counts["invalid_utf8"] - counts["blank"]
-        hint = (
-            f"; source_column={source_column} and target_column={target_column} need {needed} "
-            "tab-separated columns"
-            if 0 < readable == counts["malformed"]  # every readable line: the columns are likely wrong
-            else ""
-        )
+        readable = counts["lines"] - counts[INVALID_UTF8] - counts[BLANK]
+        hint = ""
+        if 0 < readable == counts[MALFORMED]:  # every readable line: the columns are likely wrong
+            hint = (
+                f"; source_column={source_column} and target_column={target_column} need {needed} "
+                "tab-separated columns"
+            )
+        elif counts[INVALID_UTF8] + counts[CONTROL] >= max(counts["lines"] - counts[BLANK], 1) / 2:
+            hint = "; is the file UTF-8? (UTF-16 reads as NUL bytes, a legacy code page as invalid UTF-8)"
         raise CorpusError(
             f"{where}: no valid sentence pairs ({counts['lines']} lines: {skipped_text(counts)}){hint}"
         )
-    return CorpusReading(pairs=pairs, counts=counts, name=name)
+    return CorpusReading(name=name, counts=counts, pairs=pairs)
 
 
 def choose_member(archive: zipfile.ZipFile, path: Path, member: str | None) -> str:
@@ -121,11 +119,6 @@ def _read_lines(
     return pairs, counts
 
 
-def new_counts() -> dict[str, int]:
-    """Line counts by outcome (CorpusReading.counts), all zero."""
-    return dict.fromkeys(("lines", "kept", "blank", "malformed", "invalid_utf8", "empty", "overlong"), 0)
-
-
 def read_pairs(
     stream: Iterable[bytes],
     counts: dict[str, int],
@@ -135,44 +128,42 @@ def read_pairs(
     max_words: int | None,
     file_start: bool = True,
 ) -> Iterator[tuple[str, str]]:
-    """The normalised pairs of `stream`'s lines, one at a time, each line counted in `counts` (a streamed
-    corpus reads its files through this too, so both paths skip and count the same lines). `file_start`:
-    the first line is the file's (a byte-order mark there is dropped), not the first of a later range."""
+    """The cleaned pairs of `stream`'s lines, one at a time, each line counted in `counts` (a streamed
+    corpus reads its files through this too, so both paths skip and count the same lines). A line ends at
+    LF, CR LF or a lone CR (old Mac exports), as Python's universal newlines read text. `file_start`: the
+    first line is the file's (a byte-order mark there is dropped), not the first of a later range."""
     needed = max(source_column, target_column) + 1
     first = file_start
-    for raw in stream:
-        counts["lines"] += 1
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            counts["invalid_utf8"] += 1
-            first = False
-            continue
-        if first:
-            line, first = line.removeprefix(_BOM), False
-        line = line.rstrip("\r\n")
-        if not line.strip():
-            counts["blank"] += 1
-            continue
-        fields = line.split("\t")
-        if len(fields) < needed:
-            counts["malformed"] += 1
-            continue
-        source = normalize_text(fields[source_column], lowercase)
-        target = normalize_text(fields[target_column], lowercase)
-        if not source or not target:
-            counts["empty"] += 1
-        # Normalised text has single spaces, so a side has more than max_words words iff max_words spaces.
-        elif max_words is not None and (source.count(" ") >= max_words or target.count(" ") >= max_words):
-            counts["overlong"] += 1
-        else:
-            counts["kept"] += 1
-            yield source, target
-
-
-def skipped_text(counts: dict[str, int]) -> str:
-    text = (
-        f"{counts['malformed']} malformed, {counts['invalid_utf8']} invalid UTF-8, {counts['empty']} empty, "
-        f"{counts['overlong']} overlong"
-    )
-    return text + (f", {counts['blank']} blank" if counts["blank"] else "")
+    for chunk in stream:  # split at LF only: a range of a streamed corpus starts after an LF
+        chunk = chunk.removesuffix(b"\n")
+        for raw in chunk.removesuffix(b"\r").split(b"\r"):
+            counts["lines"] += 1
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                counts[INVALID_UTF8] += 1
+                first = False
+                continue
+            if first:
+                line, first = line.removeprefix(_BOM), False
+            if not line.strip():
+                counts[BLANK] += 1
+                continue
+            fields = line.split("\t")
+            if len(fields) < needed:
+                counts[MALFORMED] += 1
+                continue
+            source, target = fields[source_column], fields[target_column]
+            reason = refusal(source) or refusal(target)
+            if reason:
+                counts[reason] += 1
+                continue
+            source, target = clean_text(source, lowercase), clean_text(target, lowercase)
+            if not source or not target:
+                counts[EMPTY] += 1
+            # Cleaned text has single spaces, so a side has more than max_words words iff max_words spaces.
+            elif max_words is not None and (source.count(" ") >= max_words or target.count(" ") >= max_words):
+                counts[OVERLONG] += 1
+            else:
+                counts["kept"] += 1
+                yield source, target

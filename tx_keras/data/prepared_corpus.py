@@ -6,7 +6,9 @@ core: the pass is Python, one core per process): each line is read, checked and 
 does, its source hashed (held_out_sources.py decides the held-out sets), and training pairs are written out
 as they become known (prepared_range.py); the ranges' held-out candidates and samples are merged here. The
 result is cached under the cache folder by the files (path, size, modification time) and the keys that
-change it, so the next run with the same corpus starts at once.
+change it, so the next run with the same corpus starts at once. A cached folder whose parts no longer match
+what its meta.json recorded (a part missing, truncated or edited; meta.json itself unreadable) is prepared
+again, with one line in the log, never read as it is.
 """
 
 from __future__ import annotations
@@ -28,24 +30,29 @@ from typing import Any
 from tx_keras.data.corpus_error import CorpusError
 from tx_keras.data.corpus_ranges import corpus_ranges
 from tx_keras.data.held_out_sources import HeldOutSources, Pair
-from tx_keras.data.parallel_corpus import new_counts, skipped_text
+from tx_keras.data.line_counts import CountedLines, new_counts, skipped_text
 from tx_keras.data.prepared_range import PARTS, RangeTask, TrainingSink, prepare_range, raw_part
 from tx_keras.data.worker_processes import map_in_processes
 
 log = logging.getLogger(__name__)
 
-_VERSION = "prepared-corpus-v4"  # part of the cache key: change it when preparation changes
+_VERSION = (
+    "prepared-corpus-v5"  # part of the cache key: change it when preparation changes (v5: text_rule.py)
+)
+_SMALL_PARTS = (
+    "validation",
+    "test",
+    "sample",
+)  # checked by content when found in the cache; the rest by size
 _PARALLEL_BYTES = 16 << 20  # smaller corpora are prepared in this process
 _MAX_WORKERS = 8
 
 
 @dataclass(frozen=True)
-class PreparedCorpus:
+class PreparedCorpus(CountedLines):
     """The parts of a prepared corpus, in `folder`: train.tsv, validation.tsv, test.tsv, sample.tsv."""
 
     folder: Path
-    name: str
-    counts: dict[str, int]  # the line counts of parallel_corpus.CorpusReading
     pairs: dict[str, int]  # pairs per split
 
     @property
@@ -57,11 +64,6 @@ class PreparedCorpus:
         """The pairs of a small part: validation, test or sample."""
         with open(self.folder / f"{part}.tsv", encoding="utf-8") as stream:
             return [tuple(line.rstrip("\n").split("\t")) for line in stream]  # type: ignore[misc]
-
-    def report(self) -> str:
-        return f"{self.name}: {self.counts['lines']} lines, {self.counts['kept']} pairs kept; skipped: " + (
-            skipped_text(self.counts)
-        )
 
 
 def prepare_corpus(
@@ -94,6 +96,10 @@ def prepare_corpus(
     }
     key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:24]
     folder = cache / key
+    damage = _damage(folder)
+    if damage:
+        log.warning("streamed corpus: the prepared parts in %s %s; preparing them again", folder, damage)
+        shutil.rmtree(folder, ignore_errors=True)
     if not (folder / "meta.json").exists():
         temp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
         held_out = (num_validation, num_test)
@@ -103,8 +109,52 @@ def prepare_corpus(
             shutil.rmtree(temp, ignore_errors=True)  # a failed pass (a full disk, a bad corpus) leaves none
     else:
         log.info("streamed corpus: prepared parts found in %s", folder)
+    damage = _damage(folder)
+    if damage:  # a run that just wrote them does not find them: the disk, or another job removing them
+        raise CorpusError(f"streamed corpus: the prepared parts in {folder} {damage} right after preparing")
     meta = json.loads((folder / "meta.json").read_text())
-    return PreparedCorpus(folder, meta["name"], meta["counts"], meta["pairs"])
+    return PreparedCorpus(name=meta["name"], counts=meta["counts"], folder=folder, pairs=meta["pairs"])
+
+
+def _damage(folder: Path) -> str | None:
+    """What is wrong with a cached prepared corpus ("miss train-003.tsv", ...), None when it is sound or
+    absent: every part has the size meta.json recorded, and the small parts the content too."""
+    if not folder.exists():
+        return None
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        recorded = {str(name): (int(size), digest) for name, (size, digest) in meta["parts"].items()}
+        complete = isinstance(meta["name"], str) and "kept" in meta["counts"] and "train" in meta["pairs"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # UnicodeDecodeError is a ValueError
+        return "have no readable meta.json"
+    if not complete:
+        return "have an incomplete meta.json"
+    for name, (size, digest) in recorded.items():
+        path = folder / name
+        if not path.is_file():
+            return f"miss {name}"
+        if path.stat().st_size != size:
+            return f"hold a {name} of {path.stat().st_size} bytes, not {size}"
+        if digest is not None and _digest(path) != digest:
+            return f"hold a {name} whose content changed"
+    return None
+
+
+def _digest(path: Path) -> str:
+    with open(path, "rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
+
+
+def _recorded_parts(folder: Path) -> dict[str, tuple[int, str | None]]:
+    """Every part's size, and the small parts' content digest, for `_damage` to check."""
+    names = [f"{part}.tsv" for part in _SMALL_PARTS] + [f"train-{part:03d}.tsv" for part in range(PARTS)]
+    return {
+        name: (
+            (folder / name).stat().st_size,
+            _digest(folder / name) if name.removesuffix(".tsv") in _SMALL_PARTS else None,
+        )
+        for name in names
+    }
 
 
 def _prepare(
@@ -172,7 +222,8 @@ def _prepare(
         with open(temp / f"{part}.tsv", "w", encoding="utf-8") as out:
             out.writelines(f"{source}\t{target}\n" for source, target in pairs)
     pair_counts = {"train": train, "validation": len(splits["validation"]), "test": len(splits["test"])}
-    meta = {"name": name, "counts": counts, "pairs": pair_counts, "settings": settings}
+    parts = _recorded_parts(temp)
+    meta = {"name": name, "counts": counts, "pairs": pair_counts, "settings": settings, "parts": parts}
     (temp / "meta.json").write_text(json.dumps(meta, indent=1))
     try:
         temp.rename(folder)  # atomic: a concurrent job finds all parts or none

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from tx_keras.data.corpus_ranges import CorpusRange, range_lines
 from tx_keras.data.held_out_sources import HeldOutSources, Pair
-from tx_keras.data.parallel_corpus import new_counts, read_pairs
+from tx_keras.data.line_counts import new_counts
+from tx_keras.data.parallel_corpus import read_pairs
 from tx_keras.data.source_hash import source_hash
 
 # Training pairs go to this many part files by a hash of the pair; each part is then sorted and shuffled on

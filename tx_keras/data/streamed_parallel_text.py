@@ -3,8 +3,8 @@ as a stream each epoch (train_stream.py); only the validation and test sets and 
 are in memory, so memory does not grow with the corpus.
 
 The split is by a hash of each source sentence (held_out_sources.py), the vocabularies are learned from the
-sample and cached by its content (parallel_text.learned_vocabularies), and the bad-line counts are those of
-the one preparation pass, complete before training starts (prepared_corpus.py).
+sample and cached by its content (corpus_tokenizers.py, as for a corpus in memory), and the bad-line counts
+are those of the one preparation pass, complete before training starts (prepared_corpus.py).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import tensorflow as tf
 from tx_keras.data.batching.train_stream import TrainStream
 from tx_keras.data.corpus_files import corpus_files
 from tx_keras.data.corpus_location import cache_folder
-from tx_keras.data.parallel_text import learned_vocabularies, tokenized, tokenizer_kinds, unknown_share
+from tx_keras.data.corpus_tokenizers import corpus_tokenizers
+from tx_keras.data.parallel_text import tokenized, unknown_share
 from tx_keras.data.prepared_corpus import prepare_corpus
 from tx_keras.data.task import SPLITS, Task, pad_rows
 from tx_keras.data.task_config import ParallelTextConfig
-from tx_keras.data.text_format import TextFormat
 from tx_keras.data.text_tokenizer import TextTokenizer
 from tx_keras.data.vocabulary import Vocabulary
 
@@ -52,19 +52,8 @@ def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
     pairs = {"train": prepared.texts("sample"), **{s: prepared.texts(s) for s in ("validation", "test")}}
     sources = [source for source, _ in pairs["train"]]
     targets = [target for _, target in pairs["train"]]
-    shared, lowercase = config.shared_vocabulary, config.lowercase
-    source_kind, target_kind = tokenizer_kinds(config.tokenizer, shared, sources, targets)
-    source_format, target_format = TextFormat(source_kind, lowercase), TextFormat(target_kind, lowercase)
-    size, vocabularies = config.vocab_size, cache / "vocabularies"
-    if shared:
-        (source_vocab,) = learned_vocabularies([(sources + targets, source_format)], size, vocabularies)
-        target_vocab = source_vocab
-    else:
-        source_vocab, target_vocab = learned_vocabularies(
-            [(sources, source_format), (targets, target_format)], size, vocabularies
-        )
-    source_tokenizer = TextTokenizer(source_vocab, source_format)
-    target_tokenizer = TextTokenizer(target_vocab, target_format)
+    sides = corpus_tokenizers(config, sources, targets, cache / "vocabularies")
+    source_tokenizer, target_tokenizer = sides.source, sides.target
     # Token ids of the held-out sets and of the sample rows the task keeps; the sample's lengths alone (as
     # numpy, never Python lists of ids: 200k rows) for the widths and the epoch's batch count.
     kept = {"train": pairs["train"][:_TRAIN_ROWS], "validation": pairs["validation"], "test": pairs["test"]}
@@ -103,8 +92,7 @@ def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
         "corpus": prepared.name,
         "lines": dict(prepared.counts),
         "pairs": dict(prepared.pairs),
-        "tokenizers": {"source": source_kind, "target": target_kind},
-        "vocabulary": {"source": len(source_vocab), "target": len(target_vocab)},
+        **sides.report(),
         "unknown_target_tokens": {split: unknown_share(splits[split][1]) for split in SPLITS},
         "stream": {"sample": len(sources), "shuffle_buffer": config.stream_shuffle_buffer},
     }
@@ -112,25 +100,17 @@ def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
         "parallel_text (streamed): %s train / %s validation / %s test pairs; vocabularies %d %s + %d %s "
         "tokens from a sample of %d pairs; rows up to %d source and %d target tokens",
         *report["pairs"].values(),
-        len(source_vocab),
-        source_kind,
-        len(target_vocab),
-        target_kind,
+        len(sides.source_vocab),
+        sides.source_format.kind,
+        len(sides.target_vocab),
+        sides.target_format.kind,
         len(sources),
         source_width,
         target_width,
     )
-    return Task(
-        "parallel_text",
-        source_vocab,
-        target_vocab,
-        splits,
-        source_format,
-        target_format,
-        pairs,
-        report,
-        train_stream=stream,
-    )
+    vocabularies = sides.source_vocab, sides.target_vocab
+    formats = sides.source_format, sides.target_format
+    return Task("parallel_text", *vocabularies, splits, *formats, pairs, report, train_stream=stream)
 
 
 def _token_counts(texts: list[str], tokenizer: TextTokenizer) -> np.ndarray:

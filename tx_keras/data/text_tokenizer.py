@@ -8,7 +8,7 @@ import tensorflow_text as tf_text
 
 from tx_keras.data.detokenizer import Detokenizer
 from tx_keras.data.text_format import SPACE, SUFFIX, TextFormat
-from tx_keras.data.text_normalization import WHITESPACE, ZERO_WIDTH
+from tx_keras.data.text_rule import INVISIBLE, WHITESPACE
 from tx_keras.data.vocabulary import Vocabulary
 
 
@@ -20,8 +20,10 @@ def _character_class(characters: str) -> str:
 class TextTokenizer(tf.Module):
     """WordPiece (tensorflow-text's FastWordpieceTokenizer) or character tokens over one Vocabulary.
 
-    `normalize` mirrors `text_normalization.normalize_text` with TensorFlow ops: invalid UTF-8 -> U+FFFD,
-    NFKC, zero-width characters removed, whitespace runs -> one space, stripped, optional lower case.
+    `normalize` mirrors `text_rule.clean_text` with TensorFlow ops: invalid UTF-8 -> U+FFFD, NFKC,
+    invisible characters removed, whitespace runs -> one space, stripped, optional lower case. (It cannot
+    refuse: text the rule refuses is kept from training by the reader and from a typed sentence by
+    `text_rule.apply_text_rule`; a control character that reaches a SavedModel is an unknown token.)
     WordPiece splits words at whitespace only (see TextFormat). A typed special token ("<pad>", "<eos>")
     becomes UNK, never a control id.
     """
@@ -48,7 +50,7 @@ class TextTokenizer(tf.Module):
     def normalize(self, texts: tf.Tensor) -> tf.Tensor:
         texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
         texts = tf_text.normalize_utf8(texts, "NFKC")
-        texts = tf.strings.regex_replace(texts, _character_class(ZERO_WIDTH), "")
+        texts = tf.strings.regex_replace(texts, _character_class(INVISIBLE), "")
         texts = tf.strings.strip(tf.strings.regex_replace(texts, _character_class(WHITESPACE) + "+", " "))
         return tf.strings.lower(texts, encoding="utf-8") if self.text_format.lowercase else texts
 

@@ -4,6 +4,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tx_keras import special_tokens
+from tx_keras.data.text_rule import refusal
 from tx_keras.run_folder.atomic_write import write_text
 
 
@@ -27,6 +28,8 @@ class Vocabulary:
             if not token or token != token.strip() or len(token.split()) != 1:
                 # One token per line in files and space-joined display both need whitespace-free tokens.
                 raise ValueError(f"token {token!r} is empty or contains whitespace")
+            if refusal(token):  # text the rule refuses (a NUL token stops the WordPiece tokenizer's build)
+                raise ValueError(f"token {token!r} holds a control character")
             seen.add(token)
         self._tokens = [*self.SPECIALS, *tokens]
         self._ids = {token: i for i, token in enumerate(self._tokens)}
@@ -65,7 +68,15 @@ class Vocabulary:
     @classmethod
     def from_file(cls, path: str | Path) -> "Vocabulary":
         """Read a file written by `to_file`; refuses files whose leading specials do not match."""
-        tokens = Path(path).read_text(encoding="utf-8").splitlines()
+        return cls.from_text(Path(path).read_text(encoding="utf-8"), str(path))
+
+    @classmethod
+    def from_text(cls, text: str, where: str) -> "Vocabulary":
+        """The vocabulary of a `to_file` file's text (one token a line); `where` names it in errors."""
+        tokens = text.splitlines()
         if tuple(tokens[: len(cls.SPECIALS)]) != cls.SPECIALS:
-            raise ValueError(f"{path}: vocabulary file must start with the special tokens {cls.SPECIALS}")
-        return cls(tokens[len(cls.SPECIALS) :])
+            raise ValueError(f"{where}: vocabulary file must start with the special tokens {cls.SPECIALS}")
+        try:
+            return cls(tokens[len(cls.SPECIALS) :])
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
