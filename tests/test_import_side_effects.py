@@ -1,10 +1,14 @@
 """Importing tx_keras leaves its host process as it was: TensorBoard imports the Attention plugin through its
-entry point and notebooks import the layers, so no module may change the process's allocator on import
-(the commands set it up themselves: test_allocator.py)."""
+entry point and notebooks import the layers, so no module may change the process on import (environment,
+warning filters, loggers, thread pools, allocator); the commands set it up themselves (test_allocator.py)."""
 
+import ast
+import json
+import os
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +16,7 @@ from tests.malloc_probe import probe
 from tx_keras.runtime.allocator import _glibc_mallopt
 from tx_keras.runtime.ran_out_of_data import epoch_end_warning_silenced
 
+ROOT = Path(__file__).resolve().parents[1]
 MODULES = ("tx_keras", "tx_keras.layers", "tx_keras.models.transformer", "tx_keras.explorer.plugin")
 
 
@@ -38,18 +43,121 @@ def test_tx_train_sets_the_allocator_up_itself(tiny_run):
     ) in log
 
 
-def test_importing_the_library_leaves_the_warning_filters_as_they_were():
-    """Keras's end-of-epoch "ran out of data" warning is silenced around tx-train's `fit` only: a notebook
-    that imports the data pipeline and the models keeps its own warning filters."""
-    code = (
-        "import warnings; before = list(warnings.filters)\n"
-        "import tx_keras.data.batching.pipeline, tx_keras.training.run, tx_keras.models.transformer\n"
-        "added = [f for f in warnings.filters if f not in before]\n"
-        "print([str(f[1].pattern) if f[1] else None for f in added if f[0] == 'ignore'])"
+# Run in a fresh interpreter: import the third-party packages tx_keras imports (their own import-time set-up
+# is theirs), take the process's state, import the given modules, take it again, print what changed.
+_PROBE = r"""
+import importlib, json, logging, os, sys, warnings
+modules, third_party = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+for name in third_party:
+    try:
+        importlib.import_module(name)
+    except ImportError:  # an optional extra (jax) that is not installed here
+        pass
+
+
+def _handlers(logger):
+    return sorted(type(handler).__name__ for handler in logger.handlers)
+
+
+def state():
+    import keras
+    import tensorflow as tf
+
+    loggers = {
+        name: [logger.level, logger.propagate, logger.disabled, _handlers(logger)]
+        for name, logger in logging.Logger.manager.loggerDict.items()
+        if isinstance(logger, logging.Logger)
+    }
+    root = logging.getLogger()
+    loggers[""] = [root.level, True, root.disabled, _handlers(root)]
+    threads = [
+        tf.config.threading.get_intra_op_parallelism_threads(),
+        tf.config.threading.get_inter_op_parallelism_threads(),
+    ]
+    return {
+        "environ": dict(os.environ),
+        "filters": list(warnings.filters),
+        "loggers": loggers,
+        "threads": threads,
+        "policy": keras.mixed_precision.global_policy().name,
+    }
+
+
+before = state()
+failed = []
+for module in modules:
+    try:
+        importlib.import_module(module)
+    except ImportError as error:  # a module of an optional extra
+        failed.append(f"{module}: {error}")
+after = state()
+environ = sorted(key for key in before["environ"].keys() | after["environ"].keys()
+                 if before["environ"].get(key) != after["environ"].get(key))
+# A library's filter for its own warning class is that library's set-up (statsmodels, scipy and urllib3 add
+# theirs when a submodule of theirs is first imported); any other new filter is a change.
+filters = [repr(f) for f in after["filters"] if f not in before["filters"]
+           and (f[2].__module__ in ("builtins", "warnings") or f[2].__module__.startswith("tx_keras"))]
+unset = [logging.NOTSET, True, False, []]
+loggers = sorted(name for name, value in after["loggers"].items()
+                 if value != before["loggers"].get(name, unset)
+                 and not (not name.startswith("tx_keras") and value[:3] == unset[:3]
+                          and set(value[3]) <= {"NullHandler"}))  # a library's NullHandler: its convention
+print(json.dumps({"imported": len(modules) - len(failed), "failed": failed, "environ": environ,
+                  "filters": filters, "loggers": loggers,
+                  "threads": [before["threads"], after["threads"]],
+                  "policy": [before["policy"], after["policy"]]}))
+"""
+SOURCES = {"tx_keras": ROOT / "tx_keras", "tx_keras.conf": ROOT / "conf"}
+
+
+def every_module() -> tuple[list[str], list[str]]:
+    """(every module of tx_keras and its config tree, the third-party packages they import)."""
+    modules, third_party = [], set()
+    for package, folder in SOURCES.items():
+        for path in sorted(folder.rglob("*.py")):
+            parts = path.relative_to(folder).with_suffix("").parts
+            modules.append(".".join((package, *(parts[:-1] if parts[-1] == "__init__" else parts))))
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    third_party.update(alias.name.split(".")[0] for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    third_party.add(node.module.split(".")[0])
+    return modules, sorted(third_party - {"tx_keras"} - set(sys.stdlib_module_names))
+
+
+def _probe(modules: list[str], third_party: list[str], path: Path = ROOT) -> dict:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(path), str(ROOT)])}
+    command = [sys.executable, "-c", _PROBE, json.dumps(modules), json.dumps(third_party)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=path, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_importing_every_module_changes_nothing_in_the_process():
+    """Environment, warning filters, logger levels and handlers, TensorFlow's thread pools and Keras' dtype
+    policy are the same before and after importing every tx_keras module (the commands set up what they
+    need when they run: runtime/quiet_startup.py, runtime/allocator.py, cli/train.py)."""
+    modules, third_party = every_module()
+    assert len(modules) > 200  # the walk found the package
+    found = _probe(modules, third_party)
+    assert found["failed"] == [] and found["imported"] == len(modules)
+    assert found["environ"] == [] and found["filters"] == [] and found["loggers"] == []
+    assert found["threads"][0] == found["threads"][1] and found["policy"][0] == found["policy"][1]
+
+
+def test_the_probe_sees_a_module_that_changes_the_process(tmp_path):
+    """The check itself: a module that sets a variable, a filter and a logger level on import is caught."""
+    (tmp_path / "noisy_module.py").write_text(
+        "import logging, os, warnings\n"
+        "os.environ['TX_KERAS_NOISY'] = '1'\n"
+        "warnings.filterwarnings('ignore', message='.*ran out of data')\n"
+        "logging.getLogger('tx_keras.noisy').setLevel(logging.ERROR)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "ran out of data" not in result.stdout, result.stdout
+    found = _probe(["noisy_module"], [], path=tmp_path)
+    assert found["imported"] == 1
+    assert found["environ"] == ["TX_KERAS_NOISY"]
+    assert len(found["filters"]) == 1 and "ran out of data" in found["filters"][0]
+    assert found["loggers"] == ["tx_keras.noisy"]
 
 
 def test_the_filter_holds_inside_the_block_only():
