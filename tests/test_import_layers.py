@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Lowest first. A module may import its own level and the levels below it. "" is the package root.
 LEVELS: tuple[tuple[str, ...], ...] = (
-    # Leaves with no model code: errors, tokens, the component table, run-folder files, figures, the process,
-    # the argmax of scores.
+    # Leaves with no model code: errors, tokens, the component table, the config field rules, run-folder
+    # files, figures, the process (engine, threads, allocator, warnings), the argmax of scores.
     (
         "",
         "user_error",
@@ -23,16 +23,21 @@ LEVELS: tuple[tuple[str, ...], ...] = (
         "components",
         "norm_placement",
         "most_likely",
+        "config_rules",
         "runtime",
         "run_folder",
         "plots",
     ),
+    ("kernels",),  # the measured fast paths the layers use as they would any Keras layer
     ("layers",),
-    ("models",),
-    ("decoding", "data", "diagnostics"),
-    ("training", "evaluation", "export", "config_check", "conf", "comparison", "claims"),
-    # Top-level consumers: the commands, the TensorBoard plugin, the benchmark.
-    ("cli", "explorer", "benchmark"),
+    ("models", "data"),
+    ("decoding", "diagnostics"),
+    ("export", "evaluation"),
+    # The run: its config tree, the checks, the step, the processes, the callbacks and the job above them.
+    ("training", "config_check", "conf"),
+    # Consumers of runs: the benchmark, the comparisons and claims, the TensorBoard plugin, Hydra's callbacks.
+    ("benchmark", "comparison", "claims", "explorer", "launch"),
+    ("cli",),  # the commands, one module each
 )
 LEVEL = {unit: level for level, units in enumerate(LEVELS) for unit in units}
 # Where each installed package's sources live (conf/ installs as tx_keras.conf).
