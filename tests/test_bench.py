@@ -21,14 +21,13 @@ from tx_keras.benchmark.flops import PeakExceeded, forward_flops, training_flops
 from tx_keras.benchmark.markdown_table import markdown, row_ratios
 from tx_keras.benchmark.matmul_share import forward_products, products_flops
 from tx_keras.benchmark.parity import ParityError, check_parity
-from tx_keras.benchmark.real_path import QUICK_REAL_PATH, epoch_tokens, generated_corpus
+from tx_keras.benchmark.real_path import epoch_tokens, generated_corpus
 from tx_keras.benchmark.report import NAMES, decoding_interval, pools_gain_text, render
-from tx_keras.benchmark.size import BenchSize
+from tx_keras.benchmark.settings import QUICK_REAL_PATH, QUICK_SIZE, BenchSettings, BenchSize, Timing
 from tx_keras.benchmark.throughput import padding_share, real_tokens, synthetic_batch
-from tx_keras.benchmark.timing import Timing
 from tx_keras.benchmark.training_blocks import builders, compiled_models, left_out_peers
 from tx_keras.benchmark.worker_process import WorkerFailed
-from tx_keras.cli.bench import QUICK_SIZE, main
+from tx_keras.cli.bench import main
 from tx_keras.data import Vocabulary, make_dataset
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
@@ -541,17 +540,29 @@ def test_quick_bench_decodes_on_tx_translates_pools_beside_the_defaults(quick_re
 
 
 def test_a_decoding_worker_that_fails_is_one_line_error(monkeypatch):
-    monkeypatch.setattr(decoding_process, "WORKER", "tx_keras.no_such_worker")
-    with pytest.raises(WorkerFailed, match=r"no_such_worker ended with code 1: .*No module named tx_keras"):
-        decoding_process.decoding_in_own_process(QUICK_SIZE, Timing(outputs=(4,)), False, False)
+    monkeypatch.setattr(decoding_process, "CALLS", "tx_keras.no_such_worker:serve")
+    failed = r"^the decoding process ended with code 1: .*No module named 'tx_keras.no_such_worker'$"
+    with pytest.raises(WorkerFailed, match=failed):
+        decoding_process.decoding_in_own_process(BenchSettings(QUICK_SIZE, Timing(outputs=(4,))))
 
 
 def test_a_peak_worker_that_fails_is_the_same_one_line_error(monkeypatch):
     """tx-bench catches WorkerFailed; a kernel library's peak process that ends raises that, not a type of
     its own that would end tx-bench in a traceback."""
-    monkeypatch.setattr(library_peaks, "WORKER", "tx_keras.no_such_worker")
-    with pytest.raises(WorkerFailed, match=r"onednn matmul peak process exited with code 1: .*No module"):
+    monkeypatch.setattr(library_peaks, "PEAKS", "tx_keras.no_such_worker:serve")
+    with pytest.raises(WorkerFailed, match=r"^the onednn matmul peak process ended with code 1: .*No module"):
         library_peaks.library_peaks(["float32"], 64)
+
+
+def test_every_worker_function_named_in_a_launch_exists():
+    """Workers are started by a `module:function` string (worker_process.py): each names a function."""
+    import importlib
+
+    from tx_keras.benchmark import backend_race, real_path
+
+    for target in (decoding_process.CALLS, library_peaks.PEAKS, backend_race.ROWS, real_path.ROW):
+        module, _, name = target.partition(":")
+        assert callable(getattr(importlib.import_module(module), name)), target
 
 
 @pytest.mark.parametrize("backend", ["jax", "tensorflow,jax"])

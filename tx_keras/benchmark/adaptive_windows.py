@@ -13,7 +13,7 @@ from collections.abc import Callable, Hashable, Sequence
 
 from tx_keras.benchmark.machine_load import busy_cpu_seconds, others_cores, primary_measure
 from tx_keras.benchmark.ratio_interval import log_half_width, log_ratios
-from tx_keras.benchmark.timing import Timing
+from tx_keras.benchmark.settings import Timing
 
 # One window: {row key: (wall seconds per step, CPU seconds per step)}; its argument is the window index.
 Window = Callable[[int], dict[Hashable, tuple[float, float]]]

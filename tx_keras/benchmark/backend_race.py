@@ -1,76 +1,57 @@
 """tx-bench's backend column: the synthetic training rows on several Keras backends, side by side.
 
 Keras fixes its backend per process, so each backend's rows live in a worker process of their own
-(cli/bench_worker.py). The workers build and warm up their models, then this parent asks them for one
-timed window at a time, alternating which backend goes first (A B, B A, ...), exactly as tx-bench
+(`serve_rows`, worker_process.py). The workers build and warm up their models, then this parent asks them
+for one timed window at a time, alternating which backend goes first (A B, B A, ...), exactly as tx-bench
 interleaves models within one process: a load change on the shared machine lands on every row. The idle
 worker blocks on its stdin and uses no CPU. JAX always compiles the step with XLA; TensorFlow runs with
 `jit_compile=False` (its CPU default) and `True`, so the column separates XLA from the backend.
+
+The parent's requests: `window 0|1` (one window, 1 = models in reverse order), `end` (close the precision
+block). The worker's answers, one `{kind: value}` each: `ready` (parameters, machine), `warm` (a block's
+row keys, its models built and warmed up), `window` (seconds per step of each row), `block` (the block's
+matmul-only time and peak), `done`; or `error` (a peer of another size) instead of `ready`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import tempfile
 from dataclasses import asdict
 
 from tx_keras.benchmark.adaptive_windows import timed_windows
 from tx_keras.benchmark.flops import MATMUL_DTYPES, training_flops, utilisation
+from tx_keras.benchmark.machine import machine
 from tx_keras.benchmark.parity import ParityError
 from tx_keras.benchmark.ratio_interval import geometric_mean
-from tx_keras.benchmark.size import BenchSize
+from tx_keras.benchmark.settings import BenchSettings, BenchSize, Timing
 from tx_keras.benchmark.throughput import paired_ratio, spread
-from tx_keras.benchmark.timing import Timing
-from tx_keras.benchmark.worker_process import WorkerFailed
+from tx_keras.benchmark.worker_process import Channel, WorkerProcess
 
 # Which jit settings each backend's rows run with: XLA is JAX's only compiler, TensorFlow has both.
 JIT_SETTINGS = {"tensorflow": [False, True], "jax": [True]}
 REFERENCE = ("tensorflow", "ours:no-xla")  # tx-train's default: ratios are against it when it ran
-WORKER = "tx_keras.cli.bench_worker"
-PREFIX = "TXB "
+ROWS = "tx_keras.benchmark.backend_race:serve_rows"  # the worker's function (worker_process.py)
 
 
 class _Worker:
-    """One backend's process and its line protocol."""
+    """One backend's process."""
 
     def __init__(self, backend: str, spec: dict):
         self.backend = backend
-        self.stderr = tempfile.TemporaryFile(mode="w+")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", WORKER, backend, json.dumps(spec)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
-            text=True,
-        )
+        self._process = WorkerProcess(ROWS, {**spec, "backend": backend}, f"{backend} worker")
 
     def ask(self, command: str) -> None:
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
+        self._process.ask(command)
 
     def answer(self, kind: str):
-        """The next `TXB` line's value, which must be `kind`."""
-        for line in self.process.stdout:
-            if line.startswith(PREFIX):
-                message = json.loads(line[len(PREFIX) :])
-                if "error" in message:
-                    raise ParityError(message["error"])
-                return message[kind]
-        self.process.wait()
-        self.stderr.seek(0)
-        tail = self.stderr.read()[-2000:].strip()
-        raise WorkerFailed(
-            f"the {self.backend} worker exited with code {self.process.returncode} before its {kind}: {tail}"
-        )
+        """The next answer's value, which must be `kind`."""
+        message = self._process.answer()
+        if "error" in message:
+            raise ParityError(message["error"])
+        return message[kind]
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        self.stderr.close()
+        self._process.close(kill=True)
 
 
 def _block(precision: str, workers: list[_Worker], timing: Timing, size: BenchSize) -> dict:
@@ -140,17 +121,20 @@ def _block(precision: str, workers: list[_Worker], timing: Timing, size: BenchSi
     }
 
 
-def backend_race(
-    backends: list[str], size: BenchSize, timing: Timing, precisions: list[str], fused_qkv: bool
-) -> dict:
+def backend_race(backends: list[str], settings: BenchSettings) -> dict:
     """The synthetic training rows of every backend in `backends`, one worker process each, timed in
-    interleaved windows; raises ParityError (a peer of another size) or WorkerFailed."""
+    interleaved windows; raises ParityError (a peer of another size) or WorkerFailed. Without
+    `settings.precisions`, those the CPU multiplies natively (a GPU's are asked for by name)."""
+    size, timing, precisions = settings.size, settings.timing, settings.precisions
+    if precisions is None:
+        bf16 = {"avx512_bf16", "amx_bf16"} & set(machine()["instructions"])
+        precisions = ("float32", "mixed_bfloat16") if bf16 else ("float32",)
     spec = {
         "size": asdict(size),
         "timing": asdict(timing),
-        "precisions": precisions,
+        "precisions": list(precisions),
         "jit": JIT_SETTINGS,
-        "fused_qkv": fused_qkv,
+        "fused_qkv": settings.fused_qkv,
     }
     workers = [_Worker(backend, spec) for backend in backends]
     try:
@@ -175,8 +159,82 @@ def backend_race(
         },
         "size": asdict(size),
         "timing": asdict(timing),
-        "fused_qkv": fused_qkv,
+        "fused_qkv": settings.fused_qkv,
         "parameters": first["parameters"],
         "left_out": first["left_out"],
         "blocks": blocks,
     }
+
+
+def serve_rows(spec: dict, channel: Channel) -> None:
+    """In the worker: build, warm up and time `spec`'s rows on `spec["backend"]` as the parent's requests
+    say (the module docstring's protocol). Imports Keras here, never in the parent."""
+    import keras
+
+    from tx_keras.benchmark.flops import real_training_flops
+    from tx_keras.benchmark.matmul_peak import matmul_peak
+    from tx_keras.benchmark.matmul_share import matmul_only_seconds
+    from tx_keras.benchmark.parity import check_parity
+    from tx_keras.benchmark.throughput import padding_share, real_tokens, window_step_times
+    from tx_keras.benchmark.training_blocks import (
+        backend_batch,
+        builders,
+        compiled_models,
+        left_out_peers,
+        parameter_counts,
+    )
+
+    backend = spec["backend"]
+    size, timing = BenchSize(**spec["size"]), Timing(**spec["timing"])
+    models = builders(size, spec["fused_qkv"])
+    parameters = parameter_counts(models)
+    try:
+        check_parity(parameters)
+    except ParityError as error:
+        channel.answer({"error": str(error)})
+        return
+    versions = {"keras": keras.__version__, backend: __import__(backend).__version__}
+    ready = {
+        "parameters": parameters,
+        "machine": machine(),
+        "versions": versions,
+        "left_out": left_out_peers(),
+    }
+    channel.answer({"ready": ready})
+    for precision in spec["precisions"]:
+        keras.backend.clear_session()
+        rows = {}
+        for jit in spec["jit"][backend]:
+            for name, model in compiled_models(precision, jit, models).items():
+                rows[f"{name}:{'xla' if jit else 'no-xla'}"] = model
+        inputs, labels = backend_batch(size)
+        for model in rows.values():
+            for _ in range(timing.warmup):
+                model.train_on_batch(inputs, labels)
+        channel.answer({"warm": list(rows)})
+        while (request := (channel.request() or "").split()) and request[0] == "window":
+            times = window_step_times(rows, inputs, labels, timing.steps, reverse=request[1] == "1")
+            channel.answer({"window": times})
+        if not request:  # the parent is gone: nothing left to measure for
+            return
+        dtype = MATMUL_DTYPES[precision]
+        matmuls = matmul_only_seconds(size, dtype, timing.repeats)
+        source, labels_array = keras.ops.convert_to_numpy(inputs[0]), keras.ops.convert_to_numpy(labels)
+        block = {
+            "matmul_only_s": matmuls,
+            "matmul_only_flops_per_s": training_flops(size) / matmuls,
+            "peak_flops_per_s": matmul_peak(dtype, timing.matmul_size),
+            "real_tokens": real_tokens(source, labels_array),
+            "real_training_flops": real_training_flops(size, source, labels_array),
+            "padding_share": padding_share(source, labels_array),
+            "rows": {
+                key: {
+                    "precision": model.dtype_policy.name,
+                    "jit_compile": bool(model.jit_compile),
+                    "parameters": int(model.count_params()),
+                }
+                for key, model in rows.items()
+            },
+        }
+        channel.answer({"block": block})
+    channel.answer({"done": True})

@@ -1,5 +1,5 @@
-"""tx-bench's decoding rows, timed in fresh processes (cli/decoding_worker.py) rather than after the
-training rows in tx-bench's own.
+"""tx-bench's decoding rows, timed in fresh worker processes (decoding_speed.py, worker_process.py) rather
+than after the training rows in tx-bench's own.
 
 A user decodes in a process of its own (tx-translate, a SavedModel server), not in one whose heap just
 held minutes of three models' training: in one process the cached decoder lost ~9 % of its rate after a
@@ -15,86 +15,57 @@ is then a ratio with an interval, as the training rows' are, not two processes o
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import json
 import os
-import subprocess
-import sys
-import tempfile
 
 from tx_keras.benchmark.decoding_turns import decoding_rates, pools_gain, timed_turns
-from tx_keras.benchmark.size import BenchSize
-from tx_keras.benchmark.timing import Timing
-from tx_keras.benchmark.worker_process import worker_failed
-from tx_keras.cli.decoding_worker import PREFIX
+from tx_keras.benchmark.settings import BenchSettings
+from tx_keras.benchmark.worker_process import WorkerProcess
 from tx_keras.runtime.pool_plan import given_pools
 
-WORKER = "tx_keras.cli.decoding_worker"
+CALLS = "tx_keras.benchmark.decoding_speed:serve_calls"  # the worker's function (worker_process.py)
 
 
 class DecodingWorker:
     """One decoding process, alive while its calls are timed: `calls` and `facts` once it is warm."""
 
     def __init__(self, spec: dict):
-        self._stderr = tempfile.TemporaryFile(mode="w+")  # a file: TensorFlow's noise cannot fill a pipe
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", WORKER, json.dumps(spec)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            text=True,
-        )
-        ready = self._answer()
+        self._process = WorkerProcess(CALLS, spec, "decoding process")
+        ready = self._process.answer()
         self.calls: list[str] = ready["calls"]
         self.facts: dict = ready["process"]
 
     def time(self, key: str) -> tuple[float, float]:
         """(wall, CPU) seconds of one call of `key` in this process."""
-        with contextlib.suppress(BrokenPipeError):  # it ended: reading its answer raises WorkerFailed
-            self._process.stdin.write(key + "\n")
-            self._process.stdin.flush()
-        timed = self._answer()
+        self._process.ask(key)
+        timed = self._process.answer()
         return timed["wall"], timed["cpu"]
 
     def close(self) -> None:
-        """End the worker (it exits when its stdin closes)."""
-        with contextlib.suppress(BrokenPipeError):  # one that ended already
-            self._process.stdin.close()
-        self._process.wait()
-        self._stderr.close()
-
-    def _answer(self) -> dict:
-        """The worker's next answer line; WorkerFailed with its last stderr line when it ends first."""
-        for line in self._process.stdout:
-            if line.startswith(PREFIX):
-                return json.loads(line[len(PREFIX) :])
-        code = self._process.wait()
-        self._stderr.seek(0)
-        stderr = self._stderr.read()
-        self._stderr.close()
-        raise worker_failed(WORKER, code, stderr)
+        """End the worker (it exits when its stdin closes, removing its SavedModel)."""
+        self._process.close()
 
 
-def decoding_in_own_process(size: BenchSize, timing: Timing, fused_qkv: bool, saved_model: bool) -> dict:
+def decoding_in_own_process(settings: BenchSettings) -> dict:
     """{"decoding": rates as decoding_turns.decoding_rates gives them on tx-translate's pools,
     "decoding_process": that worker's facts}, and where its plan changed TensorFlow's pools (and the user
     did not set them) "decoding_default_pools": the rates of a worker on the defaults, timed in turns with
     it, "decoding_default_process" its facts, and "decoding_pools": per call key, how many times faster
     the planned pools ran (pools_gain).
     Raises `WorkerFailed` when a worker ends without its answer."""
+    size = settings.size
     spec = {
         "size": dataclasses.asdict(size),
-        "outputs": list(timing.outputs),
-        "fused_qkv": fused_qkv,
-        "saved_model": saved_model,
+        "outputs": list(settings.timing.outputs),
+        "fused_qkv": settings.fused_qkv,
+        "saved_model": settings.saved_model,
     }
     workers = {"planned": DecodingWorker({**spec, "planned_pools": True})}
     try:
         facts = workers["planned"].facts
         if facts["intra_op_threads"] == 1 and not given_pools():  # the plan changed the defaults
             workers["default"] = DecodingWorker({**spec, "planned_pools": False})
-        wall, cpu = timed_turns(workers, timing.repeats)
+        wall, cpu = timed_turns(workers, settings.timing.repeats)
     finally:
         for worker in workers.values():
             worker.close()

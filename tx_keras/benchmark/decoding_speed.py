@@ -1,8 +1,17 @@
-"""tx-bench's decoding calls, in the process that times them (cli/decoding_worker.py): the prefix (uncached)
-and cached greedy decoders, and the SavedModel's `translate`; decoding_turns.py makes rates of their times."""
+"""tx-bench's decoding calls, in the worker process that times them (decoding_process.py starts it as
+tx-translate starts, with the allocator and TensorFlow settings tx-bench's process has, but a fresh heap):
+the prefix (uncached) and cached greedy decoders, and the SavedModel's `translate`; decoding_turns.py makes
+rates of their times.
+
+Its thread pools are tx-translate's plan (decoding/row_parts.py) or, for the comparison, TensorFlow's
+defaults: the pools are per process, chosen before its runtime starts.
+"""
 
 from __future__ import annotations
 
+import os
+import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,13 +19,17 @@ import numpy as np
 import tensorflow as tf
 
 from tx_keras.benchmark import peers
-from tx_keras.benchmark.size import BenchSize
+from tx_keras.benchmark.machine import onednn_enabled
+from tx_keras.benchmark.settings import BenchSize
+from tx_keras.benchmark.worker_process import Channel
 from tx_keras.data import Vocabulary
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.export.run_export import SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE, ExportSettings, export_model
 from tx_keras.export.saved_model_loader import load_saved_model
 from tx_keras.models import Transformer
+from tx_keras.runtime import allocator
+from tx_keras.runtime.thread_pools import inter_op_threads, intra_op_threads
 from tx_keras.special_tokens import EOS, SPECIALS
 
 
@@ -63,3 +76,31 @@ def _saved_model_call(model: Transformer, size: BenchSize, folder: Path) -> Call
     saved = export_model(model, folder, folder / "export", ExportSettings(beam_width=1))
     translate = load_saved_model(saved).signatures["translate"]
     return lambda: translate(texts=texts)["translation"].numpy()
+
+
+def serve_calls(spec: dict, channel: Channel) -> None:
+    """In the worker (worker_process.py; spec: size, outputs, fused_qkv, saved_model, planned_pools): plan
+    the pools or not, trace and warm up the calls, answer their keys and this process's facts; then time
+    one call per request line naming its key, answering `{"wall": s, "cpu": s}`, until stdin closes."""
+    from tx_keras.decoding.row_parts import plan_decoding_threads
+
+    pools = "thread pools: TensorFlow's defaults (not planned)"
+    if spec["planned_pools"]:
+        pools = plan_decoding_threads()  # before TensorFlow's runtime starts, as tx-translate
+    with tempfile.TemporaryDirectory() as folder:  # the SavedModel's, kept while it is called
+        size = BenchSize(**spec["size"])
+        calls = decoding_calls(size, spec["outputs"], spec["fused_qkv"], spec["saved_model"], Path(folder))
+        process = {
+            "pid": os.getpid(),
+            "allocator": allocator.applied(),
+            "onednn": onednn_enabled(),
+            "planned_pools": spec["planned_pools"],
+            "thread_pools": pools,
+            "intra_op_threads": intra_op_threads(),
+            "inter_op_threads": inter_op_threads(),
+        }
+        channel.answer({"calls": list(calls), "process": process})
+        while (key := channel.request()) is not None:
+            started, started_cpu = time.perf_counter(), time.process_time()
+            calls[key]()
+            channel.answer({"wall": time.perf_counter() - started, "cpu": time.process_time() - started_cpu})

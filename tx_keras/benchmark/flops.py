@@ -3,7 +3,7 @@ the peak). Imports no Keras: the parent of tx-bench's backend workers uses it.""
 
 from __future__ import annotations
 
-from tx_keras.benchmark.size import BenchSize
+from tx_keras.benchmark.settings import BenchSize
 
 # The dtype a precision policy's matmuls run in: its peak is the ceiling that policy can reach.
 MATMUL_DTYPES = {"float32": "float32", "mixed_bfloat16": "bfloat16", "mixed_float16": "float16"}

@@ -4,37 +4,32 @@ ceiling for MFU.
 A ceiling measured only in the running process's library flatters every MFU when another library is
 faster: on the AVX2 EPYC TensorFlow's default Eigen kernels reached 113.7 GFLOP/s float32 where oneDNN
 reached 157.7. TensorFlow chooses between them once, when it starts (TF_ENABLE_ONEDNN_OPTS), so each is
-measured in a process of its own (cli/peak_worker.py), float32 and bfloat16 alike; the higher rate of
-each dtype is the machine's peak.
+measured in a worker process of its own (worker_process.py), float32 and bfloat16 alike; the higher rate
+of each dtype is the machine's peak.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import tempfile
 
-from tx_keras.benchmark.worker_process import WorkerFailed
+from tx_keras.benchmark.worker_process import Channel, WorkerProcess
 
-WORKER = "tx_keras.cli.peak_worker"
+PEAKS = "tx_keras.benchmark.library_peaks:serve_peaks"  # the worker's function (worker_process.py)
 # TF_ENABLE_ONEDNN_OPTS value per library name as the JSON records it.
 LIBRARIES = {"onednn": "1", "eigen": "0"}
 
 
-def _answer(library: str, process: subprocess.Popen, stderr) -> str:
-    """The worker's next stdout line; WorkerFailed (tx-bench's one-line error, as for its other worker
-    processes) with its stderr's tail if it ended instead."""
-    line = process.stdout.readline()
-    if line:
-        return line
-    process.wait()
-    stderr.seek(0)
-    raise WorkerFailed(
-        f"the {library} matmul peak process exited with code {process.returncode}: "
-        f"{stderr.read()[-1000:].strip()}"
-    )
+def serve_peaks(spec: dict, channel: Channel) -> None:
+    """In the worker (spec: n, dtypes): answer `ready` once TensorFlow has started, wait for a request,
+    then answer the oneDNN state TensorFlow reports and the peak FLOP/s of each dtype."""
+    from tx_keras.benchmark.machine import onednn_enabled
+    from tx_keras.benchmark.matmul_peak import matmul_peak
+
+    channel.answer({"ready": True})
+    if channel.request() is None:  # the parent is gone
+        return
+    peaks = {dtype: matmul_peak(dtype, spec["n"], repeats=3) for dtype in spec["dtypes"]}
+    channel.answer({"onednn": onednn_enabled(), "peaks": peaks})
 
 
 def library_peaks(dtypes: list[str], n: int) -> dict[str, dict]:
@@ -42,37 +37,24 @@ def library_peaks(dtypes: list[str], n: int) -> dict[str, dict]:
 
     The processes start TensorFlow side by side (seconds each), then measure one at a time, so neither
     rate is taken while the other process runs. A library TensorFlow could not switch to shows the state
-    it reported instead, so a reader sees it was not measured."""
-    workers = {}
+    it reported instead, so a reader sees it was not measured. Raises WorkerFailed (tx-bench's one-line
+    error) when a process ends without its answer."""
+    workers: dict[str, WorkerProcess] = {}
     try:
         for library, value in LIBRARIES.items():
-            stderr = tempfile.TemporaryFile(mode="w+")
-            process = subprocess.Popen(
-                [sys.executable, "-m", WORKER, str(n), ",".join(dtypes)],
-                env={**os.environ, "TF_ENABLE_ONEDNN_OPTS": value},
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                text=True,
-            )
-            workers[library] = (process, stderr)
-        for library, (process, stderr) in workers.items():
-            while _answer(library, process, stderr).strip() != "ready":
-                pass
+            env = {**os.environ, "TF_ENABLE_ONEDNN_OPTS": value}
+            spec = {"n": n, "dtypes": dtypes}
+            workers[library] = WorkerProcess(PEAKS, spec, f"{library} matmul peak process", env)
+        for worker in workers.values():
+            worker.answer()  # ready
         peaks = {}
-        for library, (process, stderr) in workers.items():
-            process.stdin.write("go\n")
-            process.stdin.flush()
-            while not (line := _answer(library, process, stderr)).startswith("{"):
-                pass
-            peaks[library] = json.loads(line)
+        for library, worker in workers.items():
+            worker.ask("go")
+            peaks[library] = worker.answer()
         return peaks
     finally:
-        for process, stderr in workers.values():
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-            stderr.close()
+        for worker in workers.values():
+            worker.close(kill=True)
 
 
 def best_peaks(rates_by_source: dict[str, dict[str, float]]) -> dict[str, dict]:

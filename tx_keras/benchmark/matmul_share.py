@@ -16,7 +16,7 @@ import keras
 from keras import ops
 
 from tx_keras.benchmark.compiled import compiled
-from tx_keras.benchmark.size import BenchSize
+from tx_keras.benchmark.settings import BenchSize
 
 
 def forward_products(size: BenchSize) -> list[tuple[tuple[int, ...], int, int, int]]:

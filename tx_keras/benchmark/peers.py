@@ -15,7 +15,7 @@ import importlib.util
 import keras
 from keras import layers
 
-from tx_keras.benchmark.size import BenchSize
+from tx_keras.benchmark.settings import BenchSize
 from tx_keras.layers.sinusoidal_positions import sinusoidal_positions
 from tx_keras.models import ModelConfig, Transformer
 

@@ -1,10 +1,17 @@
 """The path users train on: `fit` over the bucketed tf.data pipeline of the tatoeba_small preset, with its
-callbacks, on a generated corpus (no download), timed over a whole epoch after a warm-up epoch."""
+callbacks, on a generated corpus (no download), timed over a whole epoch after a warm-up epoch.
+
+Each row trains in a fresh worker process (worker_process.py), started as tx-train starts a run: TensorFlow
+sizes its thread pools once per process, when its runtime starts, and tx-train chooses them for the run
+before that (training/step_threads.py: one intra-op thread and a step in two row parts on 2 cores). A row
+that stands for a user's run must start the same way; a row on TensorFlow's default pools is its peer
+(real_path_race.py).
+"""
 
 from __future__ import annotations
 
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import keras
@@ -13,6 +20,8 @@ import tensorflow as tf
 from omegaconf import OmegaConf
 
 from tx_keras.benchmark.peers import EveryPosition
+from tx_keras.benchmark.settings import RealPathSize
+from tx_keras.benchmark.worker_process import Channel, worker_answer
 from tx_keras.data import Vocabulary, make_dataset
 from tx_keras.data.batching.shape_classes import shape_classes
 from tx_keras.models import ModelConfig, Transformer
@@ -30,31 +39,7 @@ from tx_keras.training.model_compile import compile_model
 from tx_keras.training.precision import precision_policy
 
 PRESET = "tatoeba_small"
-
-
-@dataclass(frozen=True)
-class RealPathSize:
-    """How much to generate: pairs of the corpus, its vocabulary (per side, specials included), and,
-    for a quick smoke run, model overrides that shrink the preset (empty = the preset as shipped)."""
-
-    pairs: int = 3000
-    vocab: int = 8004
-    model: tuple[tuple[str, int], ...] = ()
-    batch_tokens: int | None = None  # None = the preset's trainer.batch_tokens
-
-
-QUICK_REAL_PATH = RealPathSize(
-    pairs=120,
-    vocab=60,
-    model=(
-        ("d_model", 16),
-        ("num_heads", 2),
-        ("dff", 32),
-        ("num_encoder_layers", 1),
-        ("num_decoder_layers", 1),
-    ),
-    batch_tokens=128,
-)
+ROW = "tx_keras.benchmark.real_path:serve_row"  # the worker's function (worker_process.py)
 
 
 def generated_corpus(pairs: int, vocab: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -128,7 +113,7 @@ def epoch_tokens(dataset: tf.data.Dataset) -> tuple[int, int]:
     return real, positions
 
 
-def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0, every_position: bool = False) -> dict:
+def real_path_row(size: RealPathSize, seed: int = 0, every_position: bool = False) -> dict:
     """Train the tatoeba_small model with its own trainer settings (`compile_model`, bucketed token
     batches, TensorBoard, an epoch checkpoint) for 2 epochs of a generated corpus; report the second
     (the first traces the step for the new batch shapes).
@@ -215,3 +200,31 @@ def real_path_row(size: RealPathSize = RealPathSize(), seed: int = 0, every_posi
         "checkpoint_write_cpu_s": clock.write.cpu_s,
         "allocator": allocator.applied(),  # what tx-bench set up before TensorFlow (TX_KERAS_ALLOCATOR)
     }
+
+
+def serve_row(spec: dict, channel: Channel) -> None:
+    """In the worker: plan the thread pools as tx-train does (`planned_pools`) or leave TensorFlow's
+    defaults, train the row, answer it with the pools it ran on."""
+    from tx_keras.training.step_threads import plan_step_threads
+
+    pools = "thread pools: TensorFlow's defaults (not planned)"
+    if spec["planned_pools"]:
+        pools = plan_step_threads(preset().trainer)  # before TensorFlow's runtime starts, as tx-train
+    size = RealPathSize(**{**spec["size"], "model": tuple(tuple(knob) for knob in spec["size"]["model"])})
+    row = real_path_row(size, spec["seed"], spec["every_position"])
+    channel.answer({**row, "planned_pools": spec["planned_pools"], "thread_pools": pools})
+
+
+def real_path_in_own_process(
+    size: RealPathSize, seed: int = 0, every_position: bool = False, planned_pools: bool = True
+) -> dict:
+    """`real_path_row(size, seed, every_position)` in a fresh process whose thread pools are tx-train's
+    plan (`planned_pools`) or TensorFlow's defaults; the row, with `planned_pools` and the plan's line
+    (`thread_pools`). Raises `WorkerFailed` when the worker ends without it."""
+    spec = {
+        "size": asdict(size),
+        "seed": seed,
+        "every_position": every_position,
+        "planned_pools": planned_pools,
+    }
+    return worker_answer(ROW, spec, "real-path process")

@@ -1,13 +1,18 @@
-"""The real path's row against a variant of itself: each row in a fresh process (real_path_process.py),
-alternated A B B A, so that the machine's drift over the minutes lands on both and each neighbouring
-pair (A1 B1, B2 A2) gives one ratio; both pairs are printed, and their geometric mean is the figure. Two
-pairs give no interval: the pair ratios' spread is what the run can say."""
+"""The real path's row against a variant of itself: each row in a fresh process (real_path.py), alternated
+A B B A, so that the machine's drift over the minutes lands on both and each neighbouring pair (A1 B1, B2
+A2) gives one ratio; both pairs are printed, and their geometric mean is the figure. Two pairs give no
+interval: the pair ratios' spread is what the run can say.
+
+Two variants: the same model computing every position, padding included, as the peers do (`gather_worth`:
+what training on the real positions only is worth where users train), and the same row on TensorFlow's
+default thread pools, the whole batch a step (`parts_worth`: what tx-train's pools and the step in row
+parts are worth, training/step_threads.py)."""
 
 from __future__ import annotations
 
 from tx_keras.benchmark.ratio_interval import geometric_mean
-from tx_keras.benchmark.real_path import RealPathSize
-from tx_keras.benchmark.real_path_process import real_path_in_own_process
+from tx_keras.benchmark.real_path import real_path_in_own_process
+from tx_keras.benchmark.settings import RealPathSize
 
 ORDER = (False, True, True, False)  # the variant's turns: ours, variant, variant, ours
 
@@ -37,3 +42,16 @@ def race(size: RealPathSize, name: str, seed: int = 0, **variant) -> tuple[dict,
         "ratio": geometric_mean(wall),
         "cpu_ratio": geometric_mean(cpu),
     }
+
+
+def gather_worth(size: RealPathSize, seed: int = 0) -> tuple[dict, dict]:
+    """The race against every position, with the padding share the gather skips."""
+    first, comparison = race(size, "every_position", seed, every_position=True)
+    return first, {**comparison, "padding_share": first["padding_share"]}
+
+
+def parts_worth(size: RealPathSize, seed: int = 0) -> tuple[dict, dict]:
+    """The race against TensorFlow's default pools, with the parts ours' step was cut into: 1 where the
+    plan keeps it whole, and then nothing differs."""
+    first, comparison = race(size, "default_pools", seed, planned_pools=False)
+    return first, {**comparison, "step_parts": first["step_parts"]}

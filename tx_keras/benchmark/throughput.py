@@ -10,8 +10,7 @@ import numpy as np
 from tx_keras.benchmark.adaptive_windows import timed_windows
 from tx_keras.benchmark.compared_pairs import compared_pairs
 from tx_keras.benchmark.ratio_interval import geometric_mean, ratio_interval
-from tx_keras.benchmark.size import BenchSize
-from tx_keras.benchmark.timing import Timing
+from tx_keras.benchmark.settings import BenchSize, Timing
 
 if TYPE_CHECKING:  # no Keras at run time: the parent of tx-bench's backend workers imports this
     import keras
@@ -71,7 +70,7 @@ def window_step_times(
     models: dict[str, keras.Model], inputs, labels, steps: int, reverse: bool = False
 ) -> dict[str, tuple[float, float]]:
     """One window: `steps` steps of every model in turn (in reverse order if `reverse`), as (wall, CPU)
-    seconds per step. Also the unit a parent process interleaves across backends (cli/bench_worker)."""
+    seconds per step. Also the unit a parent process interleaves across backends (backend_race.py)."""
     names = list(models)
     times = {}
     for name in names[::-1] if reverse else names:

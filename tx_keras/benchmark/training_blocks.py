@@ -29,7 +29,7 @@ from tx_keras.benchmark.matmul_peak import matmul_peak
 from tx_keras.benchmark.matmul_share import matmul_only_seconds
 from tx_keras.benchmark.parity import check_parity
 from tx_keras.benchmark.ratio_interval import geometric_mean
-from tx_keras.benchmark.size import BenchSize
+from tx_keras.benchmark.settings import BenchSettings, BenchSize, Timing
 from tx_keras.benchmark.throughput import (
     interleaved_step_times,
     padding_share,
@@ -38,7 +38,6 @@ from tx_keras.benchmark.throughput import (
     spread,
     synthetic_batch,
 )
-from tx_keras.benchmark.timing import Timing
 from tx_keras.runtime.accelerators import gpu_names
 from tx_keras.training.fused_adam import FusedAdam
 from tx_keras.training.masked_loss import MaskedCrossEntropy
@@ -218,24 +217,20 @@ def precision_block(
     }
 
 
-def training_blocks(
-    size: BenchSize,
-    timing: Timing,
-    precisions: list[str],
-    jit_compile: bool | str = "auto",
-    fused_qkv: bool = False,
-    every_position: bool = False,
-) -> dict:
-    """Parity check, then one matched block per precision; the start of a tx-bench result.
+def training_blocks(settings: BenchSettings) -> dict:
+    """Parity check, then one matched block per precision (`settings.precisions`, or those this machine
+    supports); the start of a tx-bench result.
 
     Raises ParityError before timing anything when a peer's size differs from ours by more than 2 %.
     """
+    size, timing = settings.size, settings.timing
+    precisions = list(settings.precisions or supported_precisions())
     started_on = machine()  # the load and date when timing starts
-    models = builders(size, fused_qkv, every_position)
+    models = builders(size, settings.fused_qkv, settings.every_position)
     parameters = parameter_counts(models)
     check_parity(parameters)
     peak = PeakCeiling(timing.matmul_size)
-    jit = resolve_jit(jit_compile)
+    jit = resolve_jit(settings.jit_compile)
     dtypes = sorted({MATMUL_DTYPES[precision] for precision in precisions})
     for dtype in dtypes:
         peak(dtype, 0.0)
@@ -261,7 +256,7 @@ def training_blocks(
         "backend": keras.backend.backend(),
         "size": asdict(size),
         "timing": asdict(timing),
-        "fused_qkv": fused_qkv,
+        "fused_qkv": settings.fused_qkv,
         "parameters": parameters,
         "left_out": left_out_peers(),
         "peak_flops_per_s": peak.peaks,

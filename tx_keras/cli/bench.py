@@ -7,18 +7,22 @@ import json
 import os
 import sys
 
-from tx_keras.benchmark.size import BenchSize  # imports no TensorFlow: quiet_startup still comes first
-from tx_keras.benchmark.timing import Timing  # a leaf module, no Keras
+# A leaf module, no Keras or TensorFlow: quiet_startup still comes first.
+from tx_keras.benchmark.settings import (
+    QUICK_REAL_PATH,
+    QUICK_SIZE,
+    QUICK_TIMING,
+    BenchSettings,
+    BenchSize,
+    RealPathSize,
+    Timing,
+)
 from tx_keras.runtime.allocator import configure_allocator
 from tx_keras.runtime.keras_backend import BACKENDS, missing_backend, select_backend
 
 # Notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
 from tx_keras.runtime.quiet_startup import start_tensorflow
 
-# A size that runs in seconds, for tests and a quick look; its numbers say nothing about speed.
-QUICK_SIZE = BenchSize(
-    d_model=32, encoder_layers=1, decoder_layers=1, num_heads=2, dff=64, batch=8, length=8, vocab=50
-)
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 # What only the TensorFlow run measures: a run on another backend says it left them out.
 TENSORFLOW_ONLY = (
@@ -199,14 +203,14 @@ def main(argv: list[str] | None = None) -> None:
         _fail("--jit sets one backend's XLA; the backend column runs TensorFlow with and without it")
     if args.onednn:  # read once, when TensorFlow starts
         os.environ["TF_ENABLE_ONEDNN_OPTS"] = "1" if args.onednn == "on" else "0"
-    if args.quick:
-        size = QUICK_SIZE
-        timing = Timing(
-            windows=4, steps=2, warmup=1, repeats=2, matmul_size=512, outputs=(4, 8), time_cap_s=1.0
-        )
-    else:
-        size = BenchSize(**fields)
-        timing = Timing(
+    jit, fused_qkv = _shipped_settings()
+    if args.jit is not None:
+        jit = {"auto": "auto", "true": True, "false": False}[args.jit]
+    settings = BenchSettings(
+        size=QUICK_SIZE if args.quick else BenchSize(**fields),
+        timing=QUICK_TIMING
+        if args.quick
+        else Timing(
             args.windows,
             args.steps,
             args.warmup,
@@ -214,47 +218,48 @@ def main(argv: list[str] | None = None) -> None:
             args.matmul_size,
             target_half_width=args.target_half_width,
             time_cap_s=args.time_cap,
-        )
-    jit, fused_qkv = _shipped_settings()
-    if args.jit is not None:
-        jit = {"auto": "auto", "true": True, "false": False}[args.jit]
+        ),
+        precisions=tuple(precisions) if precisions else None,
+        jit_compile=jit,
+        fused_qkv=fused_qkv,
+        every_position=args.every_position,
+        real_path=None if args.no_real_path else QUICK_REAL_PATH if args.quick else RealPathSize(),
+        saved_model=not args.no_saved_model,
+        row_parts=args.row_parts,
+    )
     if len(backends) > 1:
-        _backend_column(backends, size, timing, precisions, fused_qkv, args.json)
+        _backend_column(backends, settings, args.json)
     elif backends == ["jax"]:
-        _jax_rows(size, timing, precisions, jit, fused_qkv, args.json)
+        _jax_rows(settings, args.json)
     else:
-        _tensorflow_run(args, size, timing, precisions, jit, fused_qkv)
+        _tensorflow_run(settings, args.json)
 
 
-def _backend_column(backends, size, timing, precisions, fused_qkv, as_json) -> None:
+def _backend_column(backends: list[str], settings: BenchSettings, as_json: bool) -> None:
     """Each backend's training rows in a worker process of its own, printed side by side; this process
     imports no Keras (it would fix a backend)."""
     from tx_keras.benchmark.backend_race import backend_race
-    from tx_keras.benchmark.machine import machine
     from tx_keras.benchmark.parity import ParityError
     from tx_keras.benchmark.report import render_backends
     from tx_keras.benchmark.worker_process import WorkerFailed
 
-    if precisions is None:  # what the CPU multiplies natively; a GPU's are asked for with --precisions
-        bf16 = {"avx512_bf16", "amx_bf16"} & set(machine()["instructions"])
-        precisions = ["float32", "mixed_bfloat16"] if bf16 else ["float32"]
     try:
-        results = backend_race(backends, size, timing, precisions, fused_qkv)
+        results = backend_race(backends, settings)
     except (ParityError, WorkerFailed) as error:
         _fail(str(error))
     print(json.dumps(results, indent=2) if as_json else render_backends(results))
 
 
-def _jax_rows(size, timing, precisions, jit, fused_qkv, as_json) -> None:
+def _jax_rows(settings: BenchSettings, as_json: bool) -> None:
     """The synthetic training rows on JAX, in this process, with no TensorFlow imported."""
     select_backend("jax")
     configure_allocator()
     from tx_keras.benchmark.parity import ParityError
     from tx_keras.benchmark.report import render
-    from tx_keras.benchmark.training_blocks import finish, supported_precisions, training_blocks
+    from tx_keras.benchmark.training_blocks import finish, training_blocks
 
     try:
-        results = training_blocks(size, timing, precisions or supported_precisions(), jit, fused_qkv)
+        results = training_blocks(settings)
     except ParityError as error:
         _fail(str(error))
     results["left_out_parts"] = [TENSORFLOW_ONLY]
@@ -262,34 +267,21 @@ def _jax_rows(size, timing, precisions, jit, fused_qkv, as_json) -> None:
     print(json.dumps(results, indent=2) if as_json else render(results))
 
 
-def _tensorflow_run(args, size, timing, precisions, jit, fused_qkv) -> None:
+def _tensorflow_run(settings: BenchSettings, as_json: bool) -> None:
     """Everything tx-bench measures, on TensorFlow."""
     select_backend("tensorflow")
     configure_allocator()  # as tx-train's, so the real path is timed as users train
     start_tensorflow()  # its CUDA start-up lines stay off stderr
     from tx_keras.benchmark.parity import ParityError
-    from tx_keras.benchmark.real_path import QUICK_REAL_PATH, RealPathSize
     from tx_keras.benchmark.report import render
     from tx_keras.benchmark.suite import run_benchmark
-    from tx_keras.benchmark.training_blocks import supported_precisions
     from tx_keras.benchmark.worker_process import WorkerFailed
 
-    real_path = QUICK_REAL_PATH if args.quick else RealPathSize()
     try:
-        results = run_benchmark(
-            size,
-            timing,
-            precisions or supported_precisions(),
-            jit,
-            fused_qkv,
-            None if args.no_real_path else real_path,
-            saved_model=not args.no_saved_model,
-            every_position=args.every_position,
-            row_parts=args.row_parts,
-        )
+        results = run_benchmark(settings)
     except (ParityError, WorkerFailed) as error:
         _fail(str(error))
-    print(json.dumps(results, indent=2) if args.json else render(results))
+    print(json.dumps(results, indent=2) if as_json else render(results))
 
 
 if __name__ == "__main__":
