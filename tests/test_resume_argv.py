@@ -2,7 +2,7 @@
 
 import pytest
 
-from tx_keras.cli.resume_argv import resume_argv
+from tx_keras.run_folder.resume_argv import resume_argv
 from tx_keras.run_folder.run_folder_error import RunFolderError
 from tx_keras.run_folder.run_marker import write_marker
 

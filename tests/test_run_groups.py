@@ -131,7 +131,7 @@ def test_tx_compare_prints_groups_and_writes_csv_json_and_plot(tmp_path):
 def test_the_end_of_sweep_table_groups_seeds(tmp_path, capsys):
     from omegaconf import OmegaConf
 
-    from tx_keras.cli.sweep_report import SweepReport
+    from tx_keras.launch.sweep_report import SweepReport
 
     for job, (heads, seed, value) in enumerate([(1, 0, 0.9), (1, 1, 0.92), (2, 0, 0.5), (2, 1, 0.52)]):
         overrides = [f"model.num_heads={heads}", f"seed={seed}", "seeds=2"]

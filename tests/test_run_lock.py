@@ -15,11 +15,11 @@ from hydra import compose, initialize_config_module
 
 from tests.conftest import TINY, tx_train
 from tx_keras.cli.compare import main as compare
-from tx_keras.cli.run_folder_lock import RunFolderLock
 from tx_keras.comparison import collect_runs
 from tx_keras.explorer.run_folders import run_folder, saved_model
 from tx_keras.run_folder.fresh_folder import claim_fresh_folder
 from tx_keras.run_folder.overrides import OVERRIDES_PATH
+from tx_keras.run_folder.run_folder_lock import RunFolderLock
 from tx_keras.run_folder.run_lock import LOCK_NAME, RunFolderInUse, hold, holds, release
 from tx_keras.run_folder.run_marker import write_marker
 from tx_keras.run_folder.summary import summary_or_none

@@ -7,7 +7,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
 from tests.conftest import tx_train
-from tx_keras.cli.seed_axis import SeedAxisError, add_seed_axis
+from tx_keras.launch.seed_axis import SeedAxisError, add_seed_axis
 
 
 def _jobs(*overrides: str) -> list[list[str]]:
@@ -89,7 +89,7 @@ def test_tx_train_says_it_in_one_line(tmp_path, arguments, message):
 
 def test_a_resumed_sweep_job_keeps_its_seeds_and_a_single_run_does_not_take_them(capsys):
     """`resume=JOB_DIR` replays the job's `seeds=3` into a single run: allowed; a plain single run is not."""
-    from tx_keras.cli.seed_axis import SeedAxis
+    from tx_keras.launch.seed_axis import SeedAxis
 
     SeedAxis().on_run_start(OmegaConf.create({"seeds": 3, "resume": "outputs/sweeps/heads/x/0"}))
     SeedAxis().on_run_start(OmegaConf.create({"seeds": 1, "resume": None}))

@@ -36,7 +36,7 @@ def _train(cfg: DictConfig) -> float:
 
     from hydra.types import RunMode
 
-    from tx_keras.cli.disk_fault_exit import exit_on_disk_fault
+    from tx_keras.run_folder.disk_fault import exit_on_disk_fault
     from tx_keras.run_folder.run_lock import RunFolderInUse, hold, release
     from tx_keras.training.job import run_job, set_thread_budget
     from tx_keras.training.stop_signals import INTERRUPTED_EXIT_CODE, Interrupted, StopSignals
@@ -50,7 +50,7 @@ def _train(cfg: DictConfig) -> float:
         f"the same command with hydra.sweep.dir={sweep_dir}" if sweep else f"tx-train resume={run_dir}"
     )
     try:
-        # A single run holds its folder since before Hydra wrote into it (cli/run_folder_lock.py); a
+        # A single run holds its folder since before Hydra wrote into it (run_folder/run_folder_lock.py); a
         # sweep's job takes its own here.
         hold(run_dir)
         set_thread_budget(_thread_budget(hydra_cfg))
@@ -97,16 +97,16 @@ def main() -> None:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from tx_keras.cli.disk_fault_exit import exit_on_disk_fault
-    from tx_keras.cli.error_line import error_line
+    from tx_keras.launch.error_line import error_line
+    from tx_keras.run_folder.disk_fault import exit_on_disk_fault
 
     os.environ["HYDRA_FULL_ERROR"] = "1"  # let Hydra's errors reach us instead of printing them itself
-    from tx_keras.cli.sweep_report import SweepReport
+    from tx_keras.launch.sweep_report import SweepReport
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local Ray instance needs no token file
     # conf/hydra/launcher/ray.yaml deliberately replaces the plugin's `ray` config of the same name.
     warnings.filterwarnings("ignore", message=".*is validated against ConfigStore schema with the same name")
-    from tx_keras.cli.resume_argv import resume_argv
+    from tx_keras.run_folder.resume_argv import resume_argv
     from tx_keras.user_error import UserError
 
     try:

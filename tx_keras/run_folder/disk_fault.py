@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import sys
 from pathlib import Path
 
 DISK_FAULT_EXIT_CODE = 74  # EX_IOERR of sysexits.h: an input/output error
@@ -74,3 +75,15 @@ def disk_fault(error: BaseException, run_dir: Path | None = None) -> tuple[str, 
             where = f" while writing {path}" if path else ""
             return f"{_WHAT[number]}{where}", _FIX[number]
     return None
+
+
+def exit_on_disk_fault(error: BaseException, then: str, run_dir: Path | None = None) -> None:
+    """tx-train's one line and exit status for a disk fault, wherever in a run it is met: print
+    `tx-train: error: <what>; <fix>, then <then>` and exit DISK_FAULT_EXIT_CODE when `error` is one;
+    return for anything else, which the caller re-raises."""
+    fault = disk_fault(error, run_dir)
+    if fault is None:
+        return
+    what, fix = fault
+    print(f"tx-train: error: {what}; {fix}, then {then}", file=sys.stderr)
+    sys.exit(DISK_FAULT_EXIT_CODE)

@@ -22,9 +22,9 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-from tx_keras.cli.disk_fault_exit import exit_on_disk_fault
-from tx_keras.cli.resume_argv import quoted
+from tx_keras.run_folder.disk_fault import exit_on_disk_fault
 from tx_keras.run_folder.fresh_folder import CLOCK_INTERPOLATION, claim_fresh_folder
+from tx_keras.run_folder.resume_argv import quoted
 from tx_keras.run_folder.run_lock import RunFolderInUse, hold
 
 
