@@ -128,3 +128,13 @@ def test_a_folder_started_before_the_schemas_had_seeds_and_checkpoint_minutes_re
     check_same_config(tmp_path, started, now)
     check_same_config(tmp_path, started, {**now, "trainer": {"epochs": 1, "checkpoint_every_minutes": 5.0}})
     check_same_config(tmp_path, started, {**now, "seeds": 3})  # a sweep job resumed by hand replays seeds=3
+
+
+def test_a_folder_started_before_the_cpu_budget_existed_resumes_without_one(tmp_path):
+    """trainer.max_train_cpu_minutes (null: no CPU budget, the behaviour before it existed); a budget given
+    on the resume would end training at another step, so it is a change."""
+    started = {"model": {"d_model": 32}, "trainer": {"epochs": 1}}
+    now = {"model": {"d_model": 32}, "trainer": {"epochs": 1, "max_train_cpu_minutes": None}}
+    check_same_config(tmp_path, started, now)
+    with pytest.raises(RunFolderError, match=r"trainer.max_train_cpu_minutes=None, this command has .*=5\.0"):
+        check_same_config(tmp_path, started, {**now, "trainer": {"epochs": 1, "max_train_cpu_minutes": 5.0}})
