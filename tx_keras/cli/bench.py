@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-# A leaf module, no Keras or TensorFlow: quiet_startup still comes first.
+# A leaf module, no Keras or TensorFlow.
 from tx_keras.benchmark.settings import (
     QUICK_REAL_PATH,
     QUICK_SIZE,
@@ -19,8 +19,6 @@ from tx_keras.benchmark.settings import (
 )
 from tx_keras.runtime.allocator import configure_allocator
 from tx_keras.runtime.keras_backend import BACKENDS, missing_backend, select_backend
-
-# Notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
 from tx_keras.runtime.quiet_startup import start_tensorflow
 
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")

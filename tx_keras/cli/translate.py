@@ -7,8 +7,6 @@ from pathlib import Path
 
 from tx_keras.cli.command_parser import CommandParser, command_parser, use_tensorflow_backend
 from tx_keras.runtime.allocator import configure_allocator
-
-# First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
 from tx_keras.runtime.quiet_startup import start_tensorflow
 
 
