@@ -12,8 +12,6 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from tx_keras.runtime.allocator import configure_allocator
-
-# First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
 from tx_keras.runtime.quiet_startup import quiet_absl
 
 
@@ -31,7 +29,7 @@ def _thread_budget(hydra_cfg: DictConfig) -> int | None:
 @hydra.main(version_base="1.3", config_path="pkg://tx_keras.conf", config_name="config")
 def _train(cfg: DictConfig) -> float:
     # First, before anything starts TensorFlow; here, not in main(), so that every sweep worker applies it.
-    allocator = configure_allocator(str(cfg.trainer.get("backend", "tensorflow")))
+    allocator = configure_allocator(cfg.trainer.backend)
     from pathlib import Path
 
     from hydra.types import RunMode
