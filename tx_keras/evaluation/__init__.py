@@ -3,9 +3,8 @@ score, length-sorted decoding and the validation choice of the beam's length pen
 
 from tx_keras.evaluation.corpus_scores import corpus_scores
 from tx_keras.evaluation.length_penalty_choice import AUTO, LengthPenaltyChoice, choose_length_penalty
-from tx_keras.evaluation.run_evaluation import RunEvaluation, evaluate_run
+from tx_keras.evaluation.run_evaluation import RunEvaluation, evaluate_run, write_translations
 from tx_keras.evaluation.sorted_decoding import decode_sorted
-from tx_keras.evaluation.translation_file import write_translations
 
 __all__ = [
     "AUTO",

@@ -4,7 +4,7 @@ it took, since the evaluation is part of what a preset's minutes buy."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,12 +17,13 @@ from tx_keras.evaluation.corpus_scores import corpus_scores
 from tx_keras.evaluation.exact_match import exact_match
 from tx_keras.evaluation.length_penalty_choice import AUTO, LengthPenaltyChoice, choose_length_penalty
 from tx_keras.evaluation.sorted_decoding import decode_sorted
-from tx_keras.evaluation.translation_file import write_translations
 from tx_keras.export.export_config import ExportConfig
 from tx_keras.models import Transformer
+from tx_keras.run_folder.atomic_write import write_text
 from tx_keras.runtime.ran_out_of_data import epoch_end_warning_silenced
 
 TRANSLATIONS = "translations"  # run_dir/translations/test_<decoder>.tsv: source, reference, hypothesis
+TRANSLATIONS_HEADER = ("source", "reference", "hypothesis")
 GREEDY_BATCH = 512  # sentences per greedy batch: length-sorted, so large batches waste few steps
 BEAM_BATCH = 128  # sentences per beam batch (x beam width rows)
 
@@ -58,6 +59,17 @@ def _scores(task: Task, split: str, predicted: np.ndarray, suffix: str) -> tuple
     references = [reference for _, reference in task.texts(split)]
     scores = corpus_scores(hypotheses, references)
     return {f"{split}_{name}{suffix}": value for name, value in scores.items()}, hypotheses
+
+
+def write_translations(
+    path: Path, sources: Sequence[str], references: Sequence[str], hypotheses: Sequence[str]
+) -> None:
+    """The test translations as a TSV in the run folder, one line per sentence with a header: BLEU and
+    chrF are one number each, a user judges a model (and finds what costs points) by reading its sentences
+    next to the references. The texts are normalized corpus lines and decoder output: no tabs or
+    newlines."""
+    rows = zip(sources, references, hypotheses, strict=True)
+    write_text(path, "".join("\t".join(row) + "\n" for row in (TRANSLATIONS_HEADER, *rows)))
 
 
 def _write(run_dir: Path, task: Task, name: str, hypotheses: list[str]) -> None:
