@@ -11,5 +11,5 @@ def most_likely(logits):
     tie, as argmax. Through `top_k` with k = 1: `ops.argmax` on TensorFlow adds a signed-zero fix of five
     element-wise ops over the whole (..., V) tensor, which made a cached decoding step ~5-10 % slower (2-core
     CPU, loaded) and cost a training step's accuracy 13-15 ms of CPU against 5 for `top_k` at the
-    tatoeba_small size (1,020 tokens x 8,000 words, Zen 5, docs/performance.md "One softmax a step")."""
+    tatoeba_small size (1,020 tokens x 8,000 words, Zen 5, docs/decisions/one-softmax.md)."""
     return ops.cast(ops.top_k(logits, k=1)[1][..., 0], "int32")

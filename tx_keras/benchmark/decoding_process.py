@@ -1,12 +1,12 @@
 """tx-bench's decoding rows, timed in fresh worker processes (decoding_speed.py, worker_process.py) rather
 than after the training rows in tx-bench's own.
 
-A user decodes in a process of its own (tx-translate, a SavedModel server), not in one whose heap just
-held minutes of three models' training: in one process the cached decoder lost ~9 % of its rate after a
-real-path row (docs/performance.md, "Adam in one kernel, and what the one-arena allocator costs
-decoding"), a trace of the benchmark's order, not of decoding. A worker inherits this process's
-environment, so the allocator (`TX_KERAS_ALLOCATOR`) and TensorFlow's switches (`--onednn`) are the same;
-its facts (pid, allocator, oneDNN state, thread pools) come back with the rates, into the run's JSON.
+A user decodes in a process of its own (tx-translate, a SavedModel server), not in one whose heap just held
+minutes of three models' training: in one process the cached decoder lost ~9 % of its rate after a real-path
+row (docs/decisions/allocator-bfc-pool.md), a trace of the benchmark's order, not of decoding. A worker
+inherits this process's environment, so the allocator (`TX_KERAS_ALLOCATOR`) and TensorFlow's switches
+(`--onednn`) are the same; its facts (pid, allocator, oneDNN state, thread pools) come back with the rates,
+into the run's JSON.
 
 Its pools are tx-translate's plan; where that plan changed TensorFlow's defaults, a second worker on the
 defaults lives beside it, and the two are timed in turns (decoding_turns.py): the planned pools' gain

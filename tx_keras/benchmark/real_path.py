@@ -121,9 +121,9 @@ def real_path_row(size: RealPathSize, seed: int = 0, every_position: bool = Fals
     The checkpoint is taken at the timed epoch's end only, and its write (in the background, as in a run)
     is timed on its own after it: a run writes one per epoch of ~1,750 steps (tatoeba_small on
     eng-fra.tsv), where the write overlaps the next epoch's first steps (~0.1 % of its time); one inside
-    this 46-step epoch would weigh it ~40x (docs/performance.md, "The checkpoint write and the real path's
-    epoch"). With `every_position` the model trains on every position, padding included (peers.py's
-    `EveryPosition`, the peers' work): what the gather of real positions is worth on bucketed batches.
+    this 46-step epoch would weigh it ~40x (docs/decisions/checkpoint-write.md). With `every_position`
+    the model trains on every position, padding included (peers.py's `EveryPosition`, the peers' work):
+    what the gather of real positions is worth on bucketed batches.
     """
     cfg = preset()
     model_cfg = ModelConfig(**{**OmegaConf.to_container(cfg.model, resolve=True), **dict(size.model)})

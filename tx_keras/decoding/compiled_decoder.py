@@ -49,7 +49,7 @@ def _tensorflow(decode: Callable) -> Callable:
     if parts > 1:
         decode = in_row_parts(decode, parts)
     # autograph=False: the loop is an explicit while loop, so there is nothing to convert, and converting
-    # the model's Python code each trace cost seconds (an export traces several; docs/performance.md).
+    # the model's Python code each trace cost seconds (an export traces several).
     return tf.function(decode, input_signature=[tf.TensorSpec([None, None], tf.int32)], autograph=False)
 
 

@@ -3,13 +3,11 @@
 A decoding step is a chain of small ops, one after the other: TensorFlow's executor runs each on an
 inter-op thread and splits only the larger ones over its intra-op threads, so one core mostly waits. Two
 loops over the two halves of the batch are independent chains in one graph, and the executor keeps one on
-each core. At tx-bench's size (Zen 5 EPYC, 2 cores, quiet; docs/performance.md "Both cores while
-decoding") cached greedy decoding of 64 sentences took 0.74-0.78x the wall time in two halves, the prefix
-decoder 0.83x, at the same or less CPU time and with the same words; four parts on two cores were slower.
+each core: the same words in about three quarters of the wall time, at the same or less CPU time; four
+parts on two cores were slower (docs/decisions/cached-decoder-in-place.md).
 On one intra-op thread and two inter-op threads, each half keeps its core without handing ops between
-threads: tx-translate plans those pools on 2 cores (`plan_decoding_threads`; AMX Xeon, docs/performance.md
-"Decoding on the planned pools": cached decoding 1.32-1.43x, the SavedModel's translate 1.42x the
-speed on TensorFlow's default pools; 1.60x and 1.68x since the allocator keeps an arena per thread).
+threads: tx-translate plans those pools on 2 cores (`plan_decoding_threads`;
+docs/decisions/decoding-pools.md).
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ class LayerNorm(keras.layers.LayerNormalization):
     Same weights (gamma, beta), config and outputs as the built-in layer, so checkpoints and saved
     models interchange; it computes in float32 under mixed precision, as the built-in one does. A
     training step of tx-bench's size takes 4-5 % less CPU time with it (its ten norms, removed, were a
-    ~15 % bound; docs/performance.md, "A LayerNorm with its gradient written out").
+    ~15 % bound; docs/decisions/layernorm-gradient.md).
     """
 
     def call(self, inputs):

@@ -25,14 +25,12 @@ def write_at(tensor, index, update, axis: int):
 def _strided_slice_update(tensor, index, update, axis: int):
     """TensorFlow's own TensorStridedSliceUpdate, which writes in place when the old tensor has no other
     reader (a loop-carried cache). `ops.slice_update` is XLA's DynamicUpdateSlice there, run through XLA's
-    runtime, and it copied the whole cache at every write: tx-bench's cached greedy decoding took
-    1.20-1.32x the wall time at 128 slots, 1.06-1.13x at 64 and the same at 32 (Zen 5 EPYC, quiet;
-    docs/performance.md "Cache writes in place").
+    runtime, and it copied the whole cache at every write: a cost that grows with the cache
+    (docs/decisions/cached-decoder-in-place.md).
 
     The write goes through a 2-D view, (axes before `axis`, the rest): the op's time is per element
-    written, and it falls with the view's rank (one cache slot of a decoding half-batch, 8,192 floats:
-    ~106 us through the 5-D cache, ~28 us through the 2-D view; AMX Xeon, docs/performance.md "...;
-    cache writes through a 2-D view"). Both reshapes share the buffer, so the write stays in place."""
+    written, and it falls with the view's rank (docs/decisions/cached-decoder-in-place.md). Both
+    reshapes share the buffer, so the write stays in place."""
     import tensorflow as tf
 
     shape = tf.shape(tensor, out_type=tf.int32)

@@ -1,15 +1,12 @@
 """A training (or evaluation) step over parts of its batch's rows, which TensorFlow runs side by side.
 
-TensorFlow's executor runs each op on an inter-op thread and splits an op's work over its intra-op
-threads; on 2 cores a step's many small ops and small matmuls leave one core waiting for much of the
-step (~1.75 of 2 cores busy, docs/performance.md "Both cores on the real path"), and the hand-offs
-between the pools cost CPU of their own. With one intra-op thread and one inter-op thread per part,
-each part's forward and backward pass is a chain of ops that one core runs on its own: on the AMX Xeon
-(2 cores, tatoeba_small's model and batches) a step in two parts took 0.86x the wall time of the whole
-batch with TensorFlow's default pools, at 1.87 of 2 cores busy (docs/performance.md, "The step in two
-row parts"). The same parts under the default pools were 1.17x slower, and one intra-op thread without
-parts no faster: the parts and the pools go together, which is why the parts follow the pools here and
-the commands set the pools (training/step_threads.py); a library sets no threads in its host.
+TensorFlow's executor runs each op on an inter-op thread and splits an op's work over its intra-op threads; on
+2 cores a step's many small ops and small matmuls leave one core waiting for much of the step, and the
+hand-offs between the pools cost CPU of their own. With one intra-op thread and one inter-op thread per part,
+each part's forward and backward pass is a chain of ops that one core runs on its own, and both cores stay
+busy; the same parts under the default pools were slower, and one intra-op thread without parts no faster
+(docs/decisions/row-parts.md): the parts and the pools go together, which is why the parts follow the pools
+here and the commands set the pools (training/step_threads.py); a library sets no threads in its host.
 
 The objective is the same: the loss says it is a token mean (`token_mean = True`: the sum of its
 per-token losses over the real labels, divided by their count), so each part's mean is weighted by its

@@ -4,7 +4,7 @@ set by the command before TensorFlow's runtime starts.
 Each chain (a part of a batch's rows: a training step's, a decoding loop's) is a run of ops one after the
 other. On one intra-op thread and one inter-op thread per part, each core runs one chain without handing
 its ops to another thread; under TensorFlow's defaults (one thread per core in both pools) the parts cost
-time instead (docs/performance.md, "The step in two row parts" and "Decoding on the planned pools"). The
+time instead (docs/decisions/row-parts.md and docs/decisions/decoding-pools.md). The
 pools belong to the process, so only the commands (tx-train, tx-translate, tx-bench's workers) call this,
 never the library. A user's own TF_NUM_INTRAOP_THREADS or TF_NUM_INTEROP_THREADS (or a parallel sweep's
 thread budget, training/job.py) is left as it is, a GPU keeps the defaults, and a process whose runtime

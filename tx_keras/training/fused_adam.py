@@ -13,7 +13,7 @@ class FusedAdam(keras.optimizers.Adam):
 
     Keras' Adam writes the update as separate ops (subtract, multiply, square, sqrt, divide and three
     assignments), each a pass over the variable; the fused kernel makes one. On tx-bench's model that was
-    ~2.6 % of a float32 training step on the AVX-512 AMD EPYC (docs/performance.md, "Adam in one kernel").
+    ~2.6 % of a float32 training step on the AVX-512 AMD EPYC (docs/decisions/fused-adam.md).
     The formula is the same (m += (g - m)(1 - b1), v += (g^2 - v)(1 - b2), w -= a m / (sqrt(v) + eps), with
     a = lr sqrt(1 - b2^t) / (1 - b1^t)); only the rounding of 1 - b1 in float32 differs, a few ulps.
 

@@ -25,7 +25,7 @@ def resolve_precision(precision: str, compiled: bool = False) -> str:
     """`auto`: mixed_float16 on a GPU; on a CPU mixed_bfloat16 where it has bf16 instructions and the step
     is TensorFlow's graph (oneDNN's bf16 kernels), float32 otherwise. A `compiled` step (XLA: JAX, or
     jit_compile=true) stays float32 on a CPU: XLA's CPU matmuls do not use the bf16 instructions, and its
-    bf16 step ran slower than its float32 one (docs/performance.md, "bfloat16 under XLA on a CPU")."""
+    bf16 step ran slower than its float32 one (docs/decisions/precision-auto-xla.md)."""
     if precision != "auto":
         return precision
     if has_gpu():

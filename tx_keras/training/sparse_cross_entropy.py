@@ -55,7 +55,7 @@ def sparse_cross_entropy(labels, logits, label_smoothing: float = 0.0):
     On TensorFlow, written out around `ops.softmax`: TensorFlow's fused `SparseSoftmaxCrossEntropyWithLogits`
     kernel runs Eigen code, while its softmax runs oneDNN's (on by default on AVX-512 CPUs), and on a
     (2048, 2000) batch the loss with its gradient took 5.2-6.8 ms against 13.0-16.5 (Eigen's softmax with
-    oneDNN off: 7.2-11.7 against 12.6-15.7); docs/performance.md, "The loss's softmax on oneDNN". With
+    oneDNN off: 7.2-11.7 against 12.6-15.7); docs/decisions/label-smoothing-softmax.md. With
     smoothing Keras' loss builds (N, V) one-hot targets, smooths them and runs the fused
     `SoftmaxCrossEntropyWithLogits` (Eigen too): written out, 9.5 ms against 18.9 on (900, 8004) logits
     ("Label smoothing written out around the softmax kernel"). Other backends compile the step with XLA,

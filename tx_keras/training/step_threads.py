@@ -3,7 +3,7 @@ runtime starts (runtime/pool_plan.py).
 
 Row parts (models/row_parts_step.py) pay only with one intra-op thread and an inter-op thread per part;
 under TensorFlow's default pools they cost time. For `trainer.step_parts: auto`, two parts on a CPU of 2
-usable cores (the one size measured: docs/performance.md, "The step in two row parts"), else TensorFlow's
+usable cores (the one size measured: docs/decisions/row-parts.md), else TensorFlow's
 defaults; for N, N parts. A sweep's worker process keeps the pools of its first job; the model's step
 reads them back (`auto_parts`), so a user's own pool variables decide the parts.
 """

@@ -34,7 +34,7 @@ class TokenMeanLoss(keras.metrics.Metric):
         The inputs are converted exactly as `keras.losses.Loss.__call__` converts the training loss's (both
         to the loss's float32, the labels cast back to int32 inside), so in a compiled step this metric's
         cross-entropy is the same subgraph as the loss's and TensorFlow's graph optimizer computes the
-        softmax over the vocabulary once instead of twice (docs/performance.md, "One softmax a step").
+        softmax over the vocabulary once instead of twice (docs/decisions/one-softmax.md).
         """
         y_true, y_pred = (ops.convert_to_tensor(y, dtype=self._loss.dtype) for y in (y_true, y_pred))
         losses, mask = self._loss.token_losses(y_true, y_pred)

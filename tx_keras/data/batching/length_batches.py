@@ -4,12 +4,12 @@ Every batch has one of a few fixed shapes: lengths are rounded up to a bucket wi
 bucket's batches all have the same number of rows (the token budget over the width), so an epoch holds at
 most two shapes per bucket (full batches and the bucket's last one): 27 shapes in a tatoeba_small epoch
 instead of 136 when each batch was cut to its own longest pair, at the same padding (16.7 % vs 16.6 %).
-Buffers then come back in a few sizes, which the allocator can reuse (docs/performance.md).
+Buffers then come back in a few sizes, which the allocator can reuse (docs/decisions/allocator-bfc-pool.md).
 
 A compiled step (XLA, JAX) is compiled once per shape, so `classes=N` goes further: N widths chosen for
 the split's lengths (shape_classes.py), and every batch of a width given the width's full row count,
 the bucket's last batch padded by rows that count no token (`computed_rows`; the pipeline adds them
-with data/batching/row_padding.py): N shapes an epoch (docs/performance.md, "Compiling the real step").
+with data/batching/row_padding.py): N shapes an epoch (docs/decisions/shape-classes.md).
 """
 
 from __future__ import annotations

@@ -134,7 +134,7 @@ def _bucketed(
 
     # Not Dataset.from_generator: TensorFlow's generator dataset sets glibc's M_TRIM_THRESHOLD to 128 KiB
     # for the whole process, which also freezes malloc's mmap threshold there, so every tensor above
-    # 128 KiB was mmapped and faulted in anew each step (40 % of the CPU in the kernel, docs/performance.md).
+    # 128 KiB was mmapped and faulted in anew each step (docs/decisions/allocator-bfc-pool.md).
     batches = tf.data.Dataset.from_tensors(0).map(epoch_plan).unbatch()
     return batches.map(gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).prefetch(
         tf.data.AUTOTUNE

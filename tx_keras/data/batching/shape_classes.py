@@ -4,13 +4,13 @@ JAX) is compiled once per batch shape, so `trainer.shape_classes` of them, not o
 Positions a bucketed epoch computes are about the sum over pairs of the width each pair is padded to
 (with a token budget, a batch of width w holds budget // w rows), so the widths that minimise it for
 `count` classes are an exact dynamic programme over the distinct lengths (a few dozen on real text).
-Measured on 37,000 eng-fra pairs (docs/performance.md, "Compiling the real step"): 6 classes pad 23.0 %
+Measured on 37,000 eng-fra pairs (docs/decisions/shape-classes.md): 6 classes pad 23.0 %
 of the positions, 8 classes 19.7 %, against 16.7 % for the 16 fixed widths (27 shapes) of `bucket_widths`.
 
 `trainer.shape_classes: auto` gives a few classes only where the step is compiled: JAX always, TensorFlow
 with trainer.jit_compile=true, where the ~27 shapes of the bucket widths cost minutes of compiling (JAX on
 tatoeba_small: 3 steps in 3 minutes); TensorFlow's graph step takes a new shape in ~0.1 s and pads less with
-them, so it keeps them (docs/performance.md, "Compiling the real step").
+them, so it keeps them (docs/decisions/shape-classes.md).
 """
 
 from __future__ import annotations
