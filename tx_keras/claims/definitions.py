@@ -77,7 +77,7 @@ PER_POSITION = eos_counted(0.08, 12)  # 0.151: a per-position predictor on rever
 PER_POSITION_REASON = (
     "a per-position predictor's level on 12 symbols, 0.08 of them with the EOS counted: (12 x 0.08 + 1) / 13"
 )
-FIRST_RULES = "5cf5c64, 2026-11-29, before its runs: a difference is real above 2 pooled sd"
+FIRST_RULES = "61c5963 (code) and 5cf5c64 (docs), 2026-11-29, before its runs: real above 2 pooled sd"
 WELCH_RULES = "1b665c7, 2026-11-30, after its runs: Welch two-sided p < 0.05 plus the sign, sweep-wide floor"
 TOST_RULES = "c1fe982, 2026-12-02, after its runs: Welch one-sided; TOST against a margin"
 

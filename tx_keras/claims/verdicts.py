@@ -360,7 +360,7 @@ def heads_text_verdict(chrf: Stats, rule: Rule, bleu: Stats | None = None) -> Ve
             notes.append(
                 f"32 heads against {worse}: {answer} (Welch two-sided, Holm over the two: p {p_holm:.2g}); "
                 f"32 heads {shown(32)}, {worse} {shown(worse)}; difference {test.test.interval_text(2)} "
-                f"(95 % interval, Hedges g {test.test.hedges_g:.3g})"
+                f"(95 % interval, uncorrected; Hedges g {test.test.hedges_g:.3g})"
             )
         notes.append("the paper: 32 heads 25.4 BLEU, 0.4 short of 8 heads (dev set, newstest2013)")
     numbers = f"validation chrF 8 heads {shown(8)}, 1 head {shown(1)}; 8 minus 1"
