@@ -18,7 +18,9 @@ from werkzeug.test import Client
 
 from tx_keras.explorer.plugin import AttentionExplorerLoader
 from tx_keras.explorer.run_folders import run_folder, run_label, saved_model
+from tx_keras.explorer.translators import Translators, attention_record
 from tx_keras.explorer.typed_sentence import MAX_CHARACTERS
+from tx_keras.export.saved_model_loader import load_saved_model
 from tx_keras.run_folder.attention_format import KINDS, PLUGIN_NAME, ProbeAttention
 from tx_keras.run_folder.attention_summaries import write_attention
 
@@ -280,19 +282,26 @@ def test_real_run_logs_its_probes_and_offers_its_export(real_board):
     np.testing.assert_allclose(weights.sum(-1), 1.0, atol=0.01)
 
 
-def test_translate_returns_translation_and_cross_attention_and_loads_the_model_once(real_board):
+def test_translate_returns_the_saved_models_own_output_and_loads_the_model_once(real_board, tiny_run):
+    """The route answers what the run's SavedModel itself answers (translation, tokens, mean cross-attention),
+    and a second sentence reuses the loaded model: exactly one load for two sentences."""
     client, plugin, name = real_board
-    loads = plugin._translators.loads
+    plugin._translators = Translators()  # a fresh cache: earlier tests of the module may have loaded it
+    saved = load_saved_model(tiny_run[1] / "export" / "saved_model")
     for sentence in ("the cat sees the dog", "  tom visits paris  "):
         body = _json(_translate(client, {"run": name, "text": sentence}))
-        assert body["sentence"] == sentence.strip() and isinstance(body["translation"], str)
-        assert body["translation"] and body["keys"][-1] == "<eos>"
-        assert len(body["keys"]) == len(sentence.split()) + 1
+        own = saved.signatures["translate_with_attention"](texts=tf.constant([sentence.strip()]))
+        expected = attention_record({key: value.numpy() for key, value in own.items()})
+        assert body["sentence"] == sentence.strip()
+        assert body["translation"] == expected["translation"] and body["translation"]
+        assert body["queries"] == expected["queries"] and body["keys"] == expected["keys"]
+        assert body["keys"][-1] == "<eos>" and len(body["keys"]) == len(sentence.split()) + 1
         weights = np.array(body["weights"])
         assert weights.shape == (1, 1, len(body["queries"]), len(body["keys"]))  # export.attention=mean
+        np.testing.assert_allclose(weights, expected["weights"], atol=1e-4)
         assert body["head_labels"] == ["mean of heads"]
         np.testing.assert_allclose(weights.sum(-1), 1.0, atol=0.01)
-    assert plugin._translators.loads - loads <= 1  # cached after the first sentence
+    assert plugin._translators.loads == 1  # loaded on the first sentence, cached for the second
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,7 @@ def checked_heads(model, heads: object) -> list[tuple[str, int, int]]:
         if (
             not isinstance(item, list)
             or len(item) != 3
+            or not isinstance(item[0], str)
             or item[0] not in grid
             or not all(isinstance(i, int) and not isinstance(i, bool) for i in item[1:])
             or not 0 <= item[1] < len(grid[item[0]])

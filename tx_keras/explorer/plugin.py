@@ -373,8 +373,8 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
                 extra = {"sentence": sentence, "translation": typed["translation"]}
             else:
                 record = self._records(request).get(run, {}).get(tag_for(probe, "cross"))
-                folder = run_folder(self._logdir, run)
-                if record is None or folder is None:
+                folder = run_folder(self._logdir, run) if record is not None else None
+                if folder is None:
                     raise SentenceError(f"run {run!r} logged no probe {probe + 1}", 404)
                 keys, outputs = record.keys, record.queries[1:] + ["<eos>"]
                 extra = {"source": record.source, "reference": record.reference}
