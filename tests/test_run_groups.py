@@ -331,3 +331,22 @@ def test_the_false_worse_rate_with_all_groups_equal_is_at_most_5_percent(k, n, r
 @pytest.mark.parametrize(("k", "n"), [(5, 3), (5, 5), (5, 10), (16, 3), (16, 10)])
 def test_the_false_worse_rate_at_more_repetitions(k, n, quick_holm):
     assert _false_worse_rate(k, n, 20_000, seed=1) <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / 20_000)
+
+
+def test_the_grouped_example_of_the_sweeps_page():
+    """docs/sweeps.md: 1 head 2.5594 ± 0.0434, 4 heads 2.6002 ± 0.0384 (3 seeds each), by validation loss."""
+    from tx_keras.comparison.welch import values_of
+
+    runs = [
+        _record(3 * i + seed, heads, seed, float(value), metric="validation_loss")
+        for i, (heads, mean, sd) in enumerate([(1, 2.5594, 0.0434), (4, 2.6002, 0.0384)])
+        for seed, value in enumerate(values_of(mean, sd, 3))
+    ]
+    best, other = compare_groups(runs, "validation_loss")
+    assert best.verdict == BEST and other.verdict == TIED
+    assert other.against_best.interval_text() == "+0.0408 [-0.0526, +0.1342]"
+    assert other.p_holm == pytest.approx(0.29, abs=0.005) and other.against_best.hedges_g == pytest.approx(
+        0.80, abs=0.005
+    )
+    sds = sorted((best.summary.sd, other.summary.sd))  # "between the two groups' seed-to-seed sds"
+    assert sds[0] < other.against_best.difference < sds[1]
