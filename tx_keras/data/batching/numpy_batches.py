@@ -9,10 +9,12 @@ but not the same order (that one draws it with TensorFlow's stateless random ops
 
 from __future__ import annotations
 
+from typing import Any
+
 import keras
 import numpy as np
 
-from tx_keras.data.batching import BATCHING
+from tx_keras.data.batching.batch_request import BatchRequest
 from tx_keras.data.batching.length_batches import (
     batch_width,
     computed_rows,
@@ -31,37 +33,16 @@ class NumpyBatches(keras.utils.PyDataset):
     """`((source, decoder_input), labels)` int32 batches; the epoch's plan is drawn in `on_epoch_begin`,
     which Keras calls after the callbacks' (so the trainer has set `epoch` and `skip` by then)."""
 
-    def __init__(
-        self,
-        source: np.ndarray,
-        target: np.ndarray,
-        batch_size: int,
-        shuffle: bool,
-        seed: int = 0,
-        drop_remainder: bool = False,
-        epoch=0,
-        batching: str = "fixed",
-        batch_tokens: int | None = None,
-        skip=None,
-        shape_classes: int | None = None,
-    ):
+    def __init__(self, *args: Any, **kwargs: Any):
+        """The arguments are BatchRequest's, as make_dataset's."""
         super().__init__()  # one worker, in the training thread: batches come in plan order
-        self.source = np.asarray(source, dtype=np.int32)
-        self.target = np.asarray(target, dtype=np.int32)
-        if self.source.ndim != 2 or self.target.ndim != 2 or len(self.source) != len(self.target):
-            raise ValueError(
-                f"need 2-D source/target with equal rows, got {self.source.shape} and {self.target.shape}"
-            )
-        if batch_size < 1:
-            raise ValueError(f"batch_size={batch_size} must be >= 1")
-        if batching not in BATCHING:
-            raise ValueError(f"batching={batching!r}; choose one of: {', '.join(BATCHING)}")
-        self.shape_classes = shape_classes
-        self.batch_size, self.shuffle, self.seed = batch_size, shuffle, seed
-        self.drop_remainder, self.batching, self.batch_tokens = drop_remainder, batching, batch_tokens
-        self.epoch, self.skip = epoch, skip
+        request = BatchRequest(*args, **kwargs)
+        self.source, self.target, self.shape_classes = request.source, request.target, request.shape_classes
+        self.batch_size, self.shuffle, self.seed = request.batch_size, request.shuffle, request.seed
+        self.drop_remainder, self.batching = request.drop_remainder, request.batching
+        self.batch_tokens, self.epoch, self.skip = request.batch_tokens, request.epoch, request.skip
         self.lengths = np.maximum(row_lengths(self.source), row_lengths(self.target))
-        self.widths = epoch_widths(self.lengths, shape_classes)
+        self.widths = epoch_widths(self.lengths, self.shape_classes)
         self.plan = self._plan()
         # Every epoch's count, also one resumed mid-epoch (as the tf.data pipeline declares it): the
         # trainer ends a shortened epoch itself (training/callbacks/mid_epoch_checkpoint.py).

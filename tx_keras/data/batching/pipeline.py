@@ -1,10 +1,12 @@
 """tf.data input pipeline for teacher-forced seq2seq training."""
 
+from typing import Any
+
 import numpy as np
 import tensorflow as tf
 
-from tx_keras.data.batching import BATCHING
 from tx_keras.data.batching.autotune_thread import without_autotune_thread
+from tx_keras.data.batching.batch_request import BatchRequest
 from tx_keras.data.batching.batch_skip import skip_batches
 from tx_keras.data.batching.length_batches import (
     batch_width,
@@ -16,20 +18,9 @@ from tx_keras.data.batching.length_batches import (
 from tx_keras.data.batching.row_padding import with_padding_rows
 
 
-def make_dataset(
-    source: np.ndarray,
-    target: np.ndarray,
-    batch_size: int,
-    shuffle: bool,
-    seed: int = 0,
-    drop_remainder: bool = False,
-    epoch: tf.Variable | int = 0,
-    batching: str = "fixed",
-    batch_tokens: int | None = None,
-    skip: tf.Variable | None = None,
-    shape_classes: int | None = None,
-) -> tf.data.Dataset:
-    """Yield `((source, decoder_input), labels)` int32 batches.
+def make_dataset(*args: Any, **kwargs: Any) -> tf.data.Dataset:
+    """Yield `((source, decoder_input), labels)` int32 batches; the arguments are BatchRequest's
+    (`source, target, batch_size, shuffle`, then the options by name).
 
     `decoder_input = target[:, :-1]` (starts with SOS) and `labels = target[:, 1:]` (ends with EOS/PAD),
     so position t of the decoder predicts token t+1. When shuffling, the order is a full permutation drawn
@@ -46,19 +37,11 @@ def make_dataset(
     starts; a run resumed in the middle of an epoch sets it for that epoch, then back to 0. The bucketed
     plan leaves them out itself; fixed batches go through data.batching.batch_skip.skip_batches.
     """
-    source = np.asarray(source, dtype=np.int32)
-    target = np.asarray(target, dtype=np.int32)
-    if source.ndim != 2 or target.ndim != 2 or len(source) != len(target):
-        raise ValueError(f"need 2-D source/target with equal rows, got {source.shape} and {target.shape}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size={batch_size} must be >= 1")
-    if batching not in BATCHING:
-        raise ValueError(f"batching={batching!r}; choose one of: {', '.join(BATCHING)}")
-    if batching == "bucket":
-        bucketed = _bucketed(
-            source, target, batch_size, batch_tokens, shuffle, seed, epoch, skip, shape_classes
-        )
-        return without_autotune_thread(bucketed)
+    request = BatchRequest(*args, **kwargs)
+    source, target, batch_size, shuffle = request.source, request.target, request.batch_size, request.shuffle
+    seed, epoch, skip, drop_remainder = request.seed, request.epoch, request.skip, request.drop_remainder
+    if request.batching == "bucket":
+        return without_autotune_thread(_bucketed(request))
     if not shuffle:
         dataset = tf.data.Dataset.from_tensor_slices(((source, target[:, :-1]), target[:, 1:])).cache()
         dataset = dataset.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
@@ -82,17 +65,15 @@ def make_dataset(
     return without_autotune_thread(dataset if skip is None else skip_batches(dataset, skip))
 
 
-def _bucketed(
-    source: np.ndarray,
-    target: np.ndarray,
-    batch_size: int,
-    batch_tokens: int | None,
-    shuffle: bool,
-    seed: int,
-    epoch: tf.Variable | int,
-    skip: tf.Variable | None,
-    classes: int | None,
-) -> tf.data.Dataset:
+def _bucketed(request: BatchRequest) -> tf.data.Dataset:
+    source, target, batch_size, batch_tokens = (
+        request.source,
+        request.target,
+        request.batch_size,
+        request.batch_tokens,
+    )
+    seed, epoch, skip, classes = request.seed, request.epoch, request.skip, request.shape_classes
+    shuffle = request.shuffle
     lengths = np.maximum(row_lengths(source), row_lengths(target))
     widths = epoch_widths(lengths, classes)
 
