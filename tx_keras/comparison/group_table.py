@@ -73,8 +73,9 @@ def group_caption(groups: list[Group], metric: str, runs: int) -> str:
         f"{runs} runs in {len(groups)} groups (runs of one sweep folder that differ only by seed){same}. "
         f"Every pair of groups with >= 2 usable runs by {metric}: Welch's t-test, two-sided, Holm-corrected "
         f"over all {pairs} pair{'s' * (pairs != 1)} (the best is picked from the same data), 'worse than "
-        f"the best' at p < {ALPHA}; minus best is the group minus the best with its {LEVEL:.0%} interval, simultaneous "
-        "over the pairs (Bonferroni). A group under 2 usable runs is shown, never ranked best or tested."
+        f"the best' at p < {ALPHA}; minus best is the group minus the best with its {LEVEL:.0%} interval, "
+        "simultaneous over the pairs (Bonferroni). A group under 2 usable runs is shown, never ranked "
+        "best or tested."
     )
 
 
