@@ -54,13 +54,21 @@ def _start(*args: str) -> tuple[subprocess.Popen, re.Match, list[str]]:
     raise AssertionError("tx-board printed no URL line:\n" + "\n".join(lines + [process.stdout.read()]))
 
 
+# Only against a hang: how soon tx-board exits is not what is tested. A signal that lands while it imports
+# TensorFlow (after the URL line) is handled once that import returns, seconds later, a minute on a loaded
+# machine.
+HANG_GUARD_S = 600
+
+
 def _stop(process: subprocess.Popen, signal_number: int, lines: list[str]) -> str:
-    """Send the signal and return everything tx-board printed; it must exit 0 within 30 s."""
+    """Send the signal, wait for tx-board to exit, return everything it printed: exit code 0, its stop
+    line, no traceback."""
     process.send_signal(signal_number)
-    rest, _ = process.communicate(timeout=30)
+    rest, _ = process.communicate(timeout=HANG_GUARD_S)
     output = "\n".join(lines) + "\n" + rest
     assert process.returncode == 0, output
     assert "Traceback" not in output
+    assert output.rstrip().endswith("tx-board: stopped"), output
     return output
 
 
@@ -98,7 +106,7 @@ def test_serves_the_runs_on_loopback_and_stops_cleanly_on_ctrl_c(logdir):
     except BaseException:
         process.kill()
         raise
-    assert _stop(process, signal.SIGINT, lines).rstrip().endswith("tx-board: stopped")
+    _stop(process, signal.SIGINT, lines)
 
 
 def test_binding_beyond_loopback_warns_and_sigterm_stops_cleanly(logdir):

@@ -1,5 +1,7 @@
 """BLEU and chrF through the code path a run uses: ids -> Task.detokenize_target -> corpus_scores."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -49,8 +51,17 @@ def test_an_empty_prediction_scores_0():
     assert corpus_scores(hypotheses, REFERENCES) == {"bleu": 0.0, "chrf": 0.0}
 
 
-def test_a_partial_prediction_scores_in_between_and_mismatched_lengths_fail():
-    scores = corpus_scores(["L'homme qui rit.", "Salut !", "Il est venu."], REFERENCES)
-    assert 0 < scores["bleu"] < 100 and 0 < scores["chrf"] < 100
+def test_scores_are_sacrebleus_on_an_asymmetric_example_and_mismatched_lengths_fail():
+    """A hypothesis shorter than its reference: BLEU's brevity penalty and chrF's recall weight make the
+    scores change when hypotheses and references trade places, so arguments passed the wrong way fail."""
+    hypotheses = ["L'homme qui rit.", "Salut !", "Il est venu."]
+    scores = corpus_scores(hypotheses, REFERENCES)
+    # BLEU by hand (13a tokens: "rit ." and "venu ." split off the full stop): 10 hypothesis tokens
+    # against 12 reference tokens; matched 1- to 4-grams 9/10, 5/7, 2/4, 1/2
+    precisions = [9 / 10, 5 / 7, 2 / 4, 1 / 2]
+    bleu = 100 * math.exp(1 - 12 / 10) * math.prod(precisions) ** (1 / 4)
+    assert scores["bleu"] == pytest.approx(bleu, rel=1e-9)  # 51.84; swapped, sacrebleu gives 43.17
+    # chrF (character 6-grams, recall weighted by beta = 2), as sacrebleu 2.x computes it; swapped 71.13
+    assert scores["chrf"] == pytest.approx(55.0676, abs=1e-3)
     with pytest.raises(ValueError, match="2 hypotheses for 3 references"):
         corpus_scores(["a", "b"], REFERENCES)

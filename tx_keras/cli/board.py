@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import signal
 import sys
 import time
@@ -74,7 +75,11 @@ def main(argv: list[str] | None = None) -> None:
             time.sleep(1)  # short naps: a signal delivered to a server thread is still seen within a second
     except KeyboardInterrupt:
         print("tx-board: stopped", file=sys.stderr)
-    sys.exit(0)
+    # Nothing is left to write: TensorBoard's threads (or a TensorFlow import the signal cut into) must not
+    # hold the exit, as they can in Python's shutdown.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
