@@ -13,6 +13,7 @@ import pytest
 from hydra import compose, initialize_config_module
 
 from tests.conftest import tx_train
+from tx_keras.cli.translate import _parser as _translate_parser
 from tx_keras.config_check import check_config
 
 ROOT = Path(__file__).parent.parent
@@ -67,6 +68,17 @@ def test_every_tour_command_composes_to_a_valid_config():
             cfg = compose(config_name="config", overrides=_overrides(command))
             check_config(cfg)
             assert cfg.data.name and _run_dir(command).startswith("outputs/tour/")
+
+
+def test_every_translate_command_parses_as_written():
+    """tx-translate's options and arguments in the order the page gives them (argparse refuses an option
+    between its two positionals), and its run folder is one the tour trains."""
+    runs = {_run_dir(command) for _, stop in _stops() for command in stop if command[0] == "tx-train"}
+    commands = [command for _, stop in _stops() for command in stop if command[0] == "tx-translate"]
+    assert commands
+    for command in commands:
+        args = _translate_parser().parse_args(command[1:])
+        assert str(args.path) in runs and args.sentences and args.attention
 
 
 @pytest.mark.slow
