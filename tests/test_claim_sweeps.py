@@ -4,7 +4,10 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+from scipy import stats
+from statsmodels.stats.weightstats import ttost_ind
 
 from tests.ahead import job
 from tests.conftest import tx_train
@@ -51,6 +54,25 @@ def attention_claim_sweep(ahead):
     return ahead.result("attention_claim_sweep")
 
 
+def _expected_attention(on, off):
+    """The attention rule decided by hand from the runs' values (scipy and statsmodels, not the suite's
+    verdict code): (outcome, Welch one-sided p)."""
+    sd_on, sd_off = (max(float(np.std(side, ddof=1)), 0.001) for side in (on, off))
+    p = stats.ttest_ind_from_stats(
+        np.mean(on), sd_on, len(on), np.mean(off), sd_off, len(off), equal_var=False, alternative="greater"
+    ).pvalue
+    floor, top = (12 * 0.08 + 1) / 13, (12 * 0.95 + 1) / 13
+    if np.mean(on) < floor:
+        return "inconclusive (nothing learned)", p
+    if p < 0.05:
+        return ("holds" if np.mean(off) <= floor and np.mean(on) >= top else "inconclusive"), p
+    if np.mean(off) < floor:
+        return "inconclusive (nothing learned)", p
+    spread_on, spread_off = (np.mean(side) + np.array([-sd, sd]) for side, sd in ((on, sd_on), (off, sd_off)))
+    tost = ttost_ind(spread_on, spread_off, -0.05, 0.05, usevar="unequal")[0]
+    return ("does not hold" if tost < 0.05 else "inconclusive"), p
+
+
 def test_the_attention_claim_from_sweep_to_report(attention_claim_sweep, monkeypatch, capsys):
     result, root = attention_claim_sweep
     sweep_dir = _attention_sweep_dir(root)
@@ -60,13 +82,27 @@ def test_the_attention_claim_from_sweep_to_report(attention_claim_sweep, monkeyp
     assert jobs == [(attention, seed) for attention in ("full", "none") for seed in range(2)]
     assert {s["status"] for s in summaries.values()} == {"completed"}
     assert {s["config"]["data"]["name"] for s in summaries.values()} == {"reverse"}
+    values = {
+        attention: [
+            s["metrics"]["validation_accuracy"]
+            for s in summaries.values()
+            if s["config"]["model"]["attention"] == attention
+        ]
+        for attention in ("full", "none")
+    }
+    outcome, p = _expected_attention(values["full"], values["none"])
     monkeypatch.chdir(root)
     main([])  # in this process (TensorFlow is loaded already); defaults: outputs/sweeps -> outputs/claims
-    assert "\nattention: " in capsys.readouterr().out  # after the line listing the sweeps found
+    printed = capsys.readouterr().out
+    assert f"\nattention: {outcome}: token accuracy with attention " in printed
     report = (root / "outputs" / "claims" / "report.md").read_text()
-    assert "## 1. Attention gives context: " in report
-    rows = [line for line in report.splitlines() if line.startswith(("| full | 2 |", "| none | 2 |"))]
-    assert len(rows) == 2
+    assert f"## 1. Attention gives context: {outcome}\n" in report
+    for attention, seeds in values.items():
+        cell = f"{np.mean(seeds):.3f} ± {np.std(seeds, ddof=1):.3f}"
+        assert f"| {attention} | 2 | {cell} | 0 | 0 |" in report  # the table: the runs' own numbers
+    difference = np.mean(values["full"]) - np.mean(values["none"])
+    assert f"difference {difference:+.3f} [" in report and f"Welch one-sided p {p:.2g}," in report
+    assert "2 usable seeds a setting" in report and "power at n 2:" in report
     assert (root / "outputs" / "claims" / "attention_validation_accuracy.png").exists()
 
 
