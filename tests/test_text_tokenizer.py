@@ -61,6 +61,20 @@ def test_in_graph_normalisation_equals_python():
     assert _strings(lower.normalize(tf.constant(["Élan VITAL"]))) == ["élan vital"]
 
 
+def test_a_literal_space_token_character_is_unk_never_a_space():
+    """Found by Hypothesis (test_text_rule_properties.py), shrunk to the corpus line `0<TAB>\u2581`: the
+    characters tokenizer read a literal U+2581 (its token for a space) as a space, so "\u2581" came back as
+    " ". It is now the one character that vocabulary cannot spell: UNK, and not counted as a space."""
+    text_format = TextFormat("characters")
+    literal = learn_vocabulary(["\u2581\u2581\u2581", "a b"], text_format, 6)
+    assert literal.tokens[4:] == ["a", "b"]  # one space (count 1, ranked after "a", "b"), not four
+    vocabulary = learn_vocabulary(["\u2581", "a b"], text_format, 40)
+    tokenizer = TextTokenizer(vocabulary, text_format)
+    ids = tokenizer.tokenize(tf.constant(["\u2581", "a b"])).to_list()
+    assert ids[0] == [Vocabulary.UNK]
+    assert tokenizer.detokenizer.texts([[Vocabulary.SOS, *ids[1], Vocabulary.EOS]]) == ["a b"]
+
+
 def test_typed_special_tokens_and_unknown_characters_become_unk():
     text_format = TextFormat("wordpiece")
     tokenizer = TextTokenizer(learn_vocabulary(NORMALISED, text_format, 400), text_format)

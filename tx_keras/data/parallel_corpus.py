@@ -9,7 +9,7 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from tx_keras.data.corpus_error import CorpusError
 from tx_keras.data.line_counts import (
@@ -21,10 +21,17 @@ from tx_keras.data.line_counts import (
     new_counts,
     skipped_text,
 )
+from tx_keras.data.task_config import ParallelTextConfig
 from tx_keras.data.text_rule import CONTROL, INVALID_UTF8, clean_text, refusal
 
 _BOM = "\ufeff"
 _TEXT_SUFFIXES = (".txt", ".tsv")
+
+
+def reading_options(config: ParallelTextConfig) -> dict[str, Any]:
+    """The keys of data=parallel_text that decide how lines are read, for either corpus path."""
+    keys = ("source_column", "target_column", "lowercase", "max_words", "member")
+    return {key: getattr(config, key) for key in keys}
 
 
 @dataclass(frozen=True)

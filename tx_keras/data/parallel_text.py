@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from tx_keras.data.corpus_location import cache_folder, resolve_corpus
 from tx_keras.data.corpus_tokenizers import corpus_tokenizers
-from tx_keras.data.parallel_corpus import read_parallel_corpus
+from tx_keras.data.parallel_corpus import read_parallel_corpus, reading_options
 from tx_keras.data.source_split import split_by_source
 from tx_keras.data.task import SPLITS, Task, pad_rows
 from tx_keras.data.task_config import ParallelTextConfig
@@ -25,14 +25,7 @@ _TOKENIZE_BATCH = 2048
 def build_parallel_text(config: ParallelTextConfig) -> Task:
     """The keys of `config` are explained in conf/data/parallel_text.yaml (defaults in task_config.py)."""
     path = resolve_corpus(config.path, config.cache_dir, config.sha256)
-    reading = read_parallel_corpus(
-        path,
-        source_column=config.source_column,
-        target_column=config.target_column,
-        lowercase=config.lowercase,
-        max_words=config.max_words,
-        member=config.member,
-    )
+    reading = read_parallel_corpus(path, **reading_options(config))
     log.info(reading.report())
     pairs = split_by_source(
         reading.pairs,

@@ -18,6 +18,7 @@ from tx_keras.data.batching.train_stream import TrainStream
 from tx_keras.data.corpus_files import corpus_files
 from tx_keras.data.corpus_location import cache_folder
 from tx_keras.data.corpus_tokenizers import corpus_tokenizers
+from tx_keras.data.parallel_corpus import reading_options
 from tx_keras.data.parallel_text import tokenized, unknown_share
 from tx_keras.data.prepared_corpus import prepare_corpus
 from tx_keras.data.task import SPLITS, Task, pad_rows
@@ -38,11 +39,7 @@ def build_streamed_parallel_text(config: ParallelTextConfig) -> Task:
     prepared = prepare_corpus(
         files,
         cache / "streams",
-        source_column=config.source_column,
-        target_column=config.target_column,
-        lowercase=config.lowercase,
-        max_words=config.max_words,
-        member=config.member,
+        **reading_options(config),
         num_validation=config.num_validation,
         num_test=config.num_test,
         seed=config.seed,

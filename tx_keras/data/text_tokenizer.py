@@ -61,8 +61,13 @@ class TextTokenizer(tf.Module):
             ids = self._wordpiece.tokenize(tf.strings.split(texts)).merge_dims(1, 2)
         else:
             characters = tf.strings.unicode_split(texts, "UTF-8")
-            characters = tf.ragged.map_flat_values(tf.strings.regex_replace, characters, " ", SPACE)
-            ids = tf.ragged.map_flat_values(self._ids.lookup, characters)
+            spaces = tf.ragged.map_flat_values(tf.strings.regex_replace, characters, " ", SPACE)
+            ids = tf.ragged.map_flat_values(self._ids.lookup, spaces)
+            # A literal SPACE character in the text is the one character this vocabulary cannot spell (its
+            # token stands for " "): UNK, or it would come back as a space.
+            ids = tf.ragged.map_flat_values(
+                lambda i, c: tf.where(c == SPACE, Vocabulary.UNK, i), ids, characters
+            )
         return tf.ragged.map_flat_values(lambda i: tf.where(i <= Vocabulary.EOS, Vocabulary.UNK, i), ids)
 
     def id_tokens(self, ids: tf.Tensor) -> tf.Tensor:

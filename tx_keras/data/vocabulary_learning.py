@@ -28,7 +28,8 @@ def learn_vocabulary(texts: Iterable[str], text_format: TextFormat, size: int) -
             f"tokens {', '.join(Vocabulary.SPECIALS)}"
         )
     if text_format.kind == "characters":
-        counts = Counter(character for text in texts for character in text.replace(" ", SPACE))
+        # A literal SPACE character is not counted as a space (the tokenizer reads it as UNK).
+        counts = Counter(SPACE if c == " " else c for text in texts for c in text if c != SPACE)
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
         return Vocabulary([character for character, _ in ranked[: size - len(Vocabulary.SPECIALS)]])
     counts = Counter(word for text in texts for word in text.split())
