@@ -6,9 +6,9 @@ import tensorflow as tf
 
 from tests.float_tolerance import FLOAT32
 from tx_keras.data import Vocabulary
-from tx_keras.decoding.batches import decode_in_batches
 from tx_keras.decoding.beam_search import beam_search_decoder, length_penalty
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
+from tx_keras.decoding.compiled_decoder import decode_in_batches
 from tx_keras.models import Transformer
 
 

@@ -6,9 +6,9 @@ import pytest
 import tensorflow as tf
 
 from tests.float_tolerance import FLOAT32
-from tx_keras.decoding.batches import decode_in_batches
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.cached_step import decode_step, start_caches
+from tx_keras.decoding.compiled_decoder import decode_in_batches
 from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.models import ModelConfig, Transformer
 from tx_keras.special_tokens import EOS, SOS

@@ -31,7 +31,7 @@ sys.modules["tensorflow"] = None  # as on a machine without TensorFlow: importin
 import numpy as np
 
 from tests.reference_models import LENGTH, REFERENCE, reference_model
-from tx_keras.decoding.batches import decode_in_batches
+from tx_keras.decoding.compiled_decoder import decode_in_batches
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder

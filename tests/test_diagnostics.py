@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from tx_keras.diagnostics import attention_entropy, gradient_norms_by_layer, layer_of, rank_collapse_ratio
 from tx_keras.models import ModelConfig, Transformer
@@ -55,21 +56,41 @@ def test_layer_of_groups_weights_by_layer(path, layer):
     assert layer_of(path) == layer
 
 
-def test_gradient_norms_cover_every_layer_and_are_finite_and_positive():
+def test_gradient_norms_are_the_l2_norms_of_each_layers_loss_gradient():
+    """Pinned to the global L2 norm of a GradientTape's gradients, the weights grouped by their path here."""
     model = Transformer(
         ModelConfig(num_encoder_layers=2, num_decoder_layers=2, d_model=16, num_heads=2, dff=32), 9, 9, 6, 6
     )
     model.compile(loss=MaskedCrossEntropy())
     rng = np.random.default_rng(0)
     source, target = rng.integers(1, 9, (4, 6)), rng.integers(1, 9, (4, 7))
-    norms = gradient_norms_by_layer(model, (source, target[:, :-1]), target[:, 1:])
-    assert set(norms) == {
-        "encoder/embedding",
-        "encoder/layer_1",
-        "encoder/layer_2",
-        "decoder/embedding",
-        "decoder/layer_1",
-        "decoder/layer_2",
-        "logits",
+    inputs, labels = (source, target[:, :-1]), target[:, 1:]
+    norms = gradient_norms_by_layer(model, inputs, labels)
+    with tf.GradientTape() as tape:
+        loss = MaskedCrossEntropy()(labels, model(inputs, training=False))
+    # Dense: an embedding's gradient comes as IndexedSlices, whose repeated rows the dense gradient sums.
+    gradients = [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_variables)]
+    prefixes = {
+        "encoder/embedding": "transformer/encoder/embedding/",
+        "encoder/layer_1": "transformer/encoder/block_1/",
+        "encoder/layer_2": "transformer/encoder/block_2/",
+        "decoder/embedding": "transformer/decoder/embedding/",
+        "decoder/layer_1": "transformer/decoder/block_1/",
+        "decoder/layer_2": "transformer/decoder/block_2/",
+        "logits": "transformer/logits/",
     }
-    assert all(np.isfinite(value) and value > 0 for value in norms.values())
+    expected = {
+        layer: float(
+            tf.linalg.global_norm(
+                [
+                    g
+                    for v, g in zip(model.trainable_variables, gradients, strict=True)
+                    if v.path.startswith(prefix)
+                ]
+            )
+        )
+        for layer, prefix in prefixes.items()
+    }
+    assert all(v.path.startswith(tuple(prefixes.values())) for v in model.trainable_variables)  # all counted
+    assert norms == pytest.approx(expected, rel=1e-5)
+    assert min(expected.values()) > 1e-4  # every layer has a gradient to measure

@@ -1,6 +1,8 @@
 """Head importance on a tiny untrained model: masking a head removes exactly its contribution and
 changes the loss, masking nothing reproduces it, and the weights come back bit for bit."""
 
+from contextlib import contextmanager
+
 import keras
 import numpy as np
 import pytest
@@ -26,6 +28,26 @@ def _model(impl: str) -> tuple[Transformer, tuple[np.ndarray, np.ndarray], np.nd
     return model, inputs, target[:, 1:]
 
 
+@contextmanager
+def values_zeroed(layer, head: int):
+    """Head `head`'s W_v and value bias set to zero inside the block, put back after it."""
+    if hasattr(layer, "value_kernel"):  # the fused layout: (d, h, d_k) kernel, (h, d_k) bias
+        slices = [(layer.value_kernel, (slice(None), head)), (layer.value_bias, (head,))]
+    else:  # looped: head i's own Dense
+        dense = layer._heads[head]._value
+        slices = [(dense.kernel, (...,)), (dense.bias, (...,))]
+    saved = [keras.ops.convert_to_numpy(variable).copy() for variable, _ in slices]
+    for (variable, where), values in zip(slices, saved, strict=True):
+        zeroed = values.copy()
+        zeroed[where] = 0.0
+        variable.assign(zeroed)
+    try:
+        yield
+    finally:
+        for (variable, _), values in zip(slices, saved, strict=True):
+            variable.assign(values)
+
+
 def _loss(model, inputs, labels):
     return lambda: float(MaskedCrossEntropy()(labels, model(inputs)))
 
@@ -43,7 +65,13 @@ def test_every_head_changes_the_loss_and_the_weights_come_back_bit_for_bit(impl)
         attention
     )
     assert all(len(values) == 4 for values in importance.increase.values())
-    assert all(value != 0.0 for values in importance.increase.values() for value in values)
+    # Pinned to the loss with the head removed another way: its values zeroed (W_v and its bias), so its
+    # attention output is zero and concat(heads) @ W_o loses exactly its term; minus the base loss.
+    for name, layer in attention_layers(model).items():
+        for head, increase in enumerate(importance.increase[name]):
+            with values_zeroed(layer, head):
+                assert increase == pytest.approx(loss() - base, rel=1e-4, abs=1e-6), (name, head)
+    assert min(abs(value) for values in importance.increase.values() for value in values) > 1e-5
     after = model.get_weights()
     assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
 

@@ -140,6 +140,20 @@ def test_the_walk_finds_a_back_edge(path: str, source: str, expected: str):
     assert expected in edge, edge
 
 
+def test_the_blocks_leave_the_machine_to_the_kernels():
+    """The lecture's blocks read as the lecture: what depends on the CPU (runtime/: its flags, thread pools)
+    is read by the kernels they use, never by a block itself."""
+    layers = SOURCES["tx_keras"] / "layers"
+    reads = [
+        f"{path.relative_to(ROOT)}:{line}: {name}"
+        for path, source in _sources().items()
+        if layers in path.parents
+        for name, line in imported_names(source, _module_name(path), path.name == "__init__.py")
+        if _unit(name, _units()) == "runtime"
+    ]
+    assert reads == []
+
+
 def test_only_the_job_imports_the_run_orchestrator():
     """training/run.py imports every package below the commands: a module that needs one of its pieces
     (tx-bench's real path needed compile_model) imports that piece's own module instead."""

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tx_keras.decoding.batches import decode_in_batches
 from tx_keras.decoding.beam_search import beam_search_decoder
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
+from tx_keras.decoding.compiled_decoder import decode_in_batches
 from tx_keras.evaluation import decode_sorted
 
 

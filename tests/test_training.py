@@ -7,7 +7,7 @@ import tensorflow as tf
 from keras import ops
 
 from tx_keras.data import Vocabulary
-from tx_keras.decoding.batches import decode_in_batches
+from tx_keras.decoding.compiled_decoder import decode_in_batches
 from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.evaluation.exact_match import exact_match
 from tx_keras.models import ModelConfig, Transformer

@@ -31,7 +31,7 @@ BUILTINS: dict[str, dict[str, str | None]] = {
         "none": None,
     },
     "ffn": {"dense": "tx_keras.layers.feed_forward.FeedForward"},
-    "norm": {"layer_norm": "tx_keras.layers.layer_norm.LayerNorm"},
+    "norm": {"layer_norm": "tx_keras.kernels.layer_norm.LayerNorm"},
 }
 
 

@@ -1,4 +1,5 @@
-"""The one place where a decoder written in `keras.ops` is compiled for the backend it runs on."""
+"""The one place where a decoder written in `keras.ops` is compiled for the backend it runs on, and where a
+compiled decoder is run over a whole split."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import keras
 import numpy as np
+from keras import ops
 
 from tx_keras.decoding.row_parts import concurrent_loops, in_row_parts
 
@@ -78,3 +80,11 @@ def _jax(decode: Callable, model: Transformer) -> Callable:
         return np.asarray(outputs)[:rows]
 
     return call
+
+
+def decode_in_batches(decode: Callable, source_ids: np.ndarray, batch_size: int = 256) -> np.ndarray:
+    """Run a decoder over a whole split without holding every sentence in one batch."""
+    source_ids = np.asarray(source_ids, np.int32)
+    starts = range(0, len(source_ids), batch_size)
+    parts = [ops.convert_to_numpy(decode(source_ids[i : i + batch_size])) for i in starts]
+    return np.concatenate(parts, axis=0)

@@ -1,10 +1,10 @@
 """Head importance the cheap way (Michel, Levy, Neubig 2019, "Are Sixteen Heads Really Better than One?"):
 the validation loss with one head masked out at a time, minus the loss with every head.
 
-A head is masked by zeroing its rows of the layer's output matrix W_o, which removes exactly its
-contribution to `concat(heads) @ W_o` (the output bias stays): the fused layer's (h, d_k, d_model)
-`output_kernel[i]`, the looped layer's rows i * d_k .. (i + 1) * d_k of its output Dense. The weights
-are put back bit for bit afterwards, so measuring leaves the trained model as it was.
+A head is masked the way every attention form documents (`MultiHeadBase`, "Masking a head"): its rows of
+the layer's output matrix W_o (`output_weight`) are zeroed, which removes exactly its contribution to
+`concat(heads) @ W_o` (the output bias stays). The weights are put back bit for bit afterwards, so
+measuring leaves the trained model as it was.
 """
 
 from __future__ import annotations
@@ -38,18 +38,10 @@ def attention_layers(model: keras.Model) -> dict[str, MultiHeadBase]:
     return {f"{names[kind]}/layer_{depth}": found[kind, depth] for kind, depth in sorted(found)}
 
 
-def output_weight(layer: MultiHeadBase) -> keras.Variable:
-    """The W_o whose rows head by head are each head's contribution (fused, aligned or looped form)."""
-    kernel = getattr(layer, "output_kernel", None)
-    if kernel is None:
-        kernel = layer._output.kernel  # LoopedMultiHeadAttention: a Dense over concat(heads)
-    return kernel
-
-
 @contextmanager
 def head_masked(layer: MultiHeadBase, head: int) -> Iterator[None]:
     """Inside the block `head` (0-based) of `layer` contributes nothing; after it W_o is exactly as before."""
-    weight = output_weight(layer)
+    weight = layer.output_weight
     saved = keras.ops.convert_to_numpy(weight).copy()
     masked = saved.copy()
     masked.reshape(layer.num_heads, -1, saved.shape[-1])[head] = 0  # rows of head i, either layout

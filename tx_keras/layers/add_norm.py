@@ -52,11 +52,8 @@ class AddNorm(keras.layers.Layer):
         super().__init__(**kwargs)
         if norm not in NORM_MODES:
             raise ValueError(f"norm={norm!r} is not a norm placement; choose one of: {', '.join(NORM_MODES)}")
-        self.residual = residual
-        self.norm = norm
-        self.dropout = dropout
-        self.epsilon = epsilon
-        self.norm_impl = norm_impl
+        self.residual, self.norm, self.dropout = residual, norm, dropout
+        self.epsilon, self.norm_impl = epsilon, norm_impl
         self.supports_masking = True  # the output keeps the input's padding positions
         self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
         self._norm = build_norm(norm_impl, epsilon, "norm", self.dtype_policy) if norm != "none" else None
@@ -80,11 +77,5 @@ class AddNorm(keras.layers.Layer):
         return inputs_shape
 
     def get_config(self) -> dict:
-        return {
-            **super().get_config(),
-            "residual": self.residual,
-            "norm": self.norm,
-            "dropout": self.dropout,
-            "epsilon": self.epsilon,
-            "norm_impl": self.norm_impl,
-        }
+        arguments = ("residual", "norm", "dropout", "epsilon", "norm_impl")
+        return {**super().get_config(), **{name: getattr(self, name) for name in arguments}}

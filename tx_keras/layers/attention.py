@@ -7,7 +7,7 @@ import math
 import keras
 from keras import ops
 
-from tx_keras.layers.projection import dense_on_rows
+from tx_keras.kernels import Dense
 
 # Masked scores get this value before the softmax; computed in float32 so it is representable.
 _MASKED_SCORE = -1e9
@@ -65,8 +65,8 @@ class SelfAttention(keras.layers.Layer):
     """One attention head, written as the lecture explains it.
 
     Each token gets its own query, key and value through three learned matrices Wq, Wk, Wv;
-    its output is the softmax(q.k / sqrt(d_k))-weighted sum of all values. Pass `value` to attend
-    to another sequence (cross-attention); `key` defaults to `value`.
+    its output is the softmax(q.k / sqrt(d_k))-weighted sum of all values. Pass `context` to attend
+    to another sequence (cross-attention): the queries come from `x`, the keys and values from `context`.
 
     Args:
         key_dim: size d_k of queries and keys.
@@ -75,7 +75,8 @@ class SelfAttention(keras.layers.Layer):
         dropout: dropout on the attention weights during training.
 
     Masking: `attention_mask` (B, Tq, Tk), `key_mask` (B, Tk, True = real token) and
-    `use_causal_mask` are combined; masked keys get weight exactly 0.
+    `use_causal_mask` are combined; masked keys get weight exactly 0. Returns (outputs (B, Tq,
+    value_dim), weights (B, Tq, Tk)).
 
     Example:
         >>> head = SelfAttention(key_dim=16)
@@ -92,59 +93,34 @@ class SelfAttention(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        self.key_dim = key_dim
-        self.value_dim = value_dim or key_dim
-        self.use_bias = use_bias
-        self.dropout = dropout
-        self.kernel_initializer = kernel_initializer
+        self.key_dim, self.value_dim = key_dim, value_dim or key_dim
+        self.use_bias, self.dropout, self.kernel_initializer = use_bias, dropout, kernel_initializer
         self.supports_masking = True  # the output keeps the input's padding positions
         dense = dict(use_bias=use_bias, kernel_initializer=kernel_initializer, dtype=self.dtype_policy)
-        self._query = keras.layers.Dense(key_dim, name="query", **dense)
-        self._key = keras.layers.Dense(key_dim, name="key", **dense)
-        self._value = keras.layers.Dense(self.value_dim, name="value", **dense)
+        self._query = Dense(key_dim, name="query", **dense)  # W_q
+        self._key = Dense(key_dim, name="key", **dense)  # W_k
+        self._value = Dense(self.value_dim, name="value", **dense)  # W_v
         self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
 
-    def build(self, query_shape, value_shape=None, key_shape=None):
-        value_shape = value_shape or query_shape
-        self._query.build(query_shape)
-        self._key.build(key_shape or value_shape)
-        self._value.build(value_shape)
+    def build(self, x_shape, context_shape=None):
+        self._query.build(x_shape)
+        self._key.build(context_shape or x_shape)
+        self._value.build(context_shape or x_shape)
         self.built = True
 
     def call(
-        self,
-        query,
-        value=None,
-        key=None,
-        attention_mask=None,
-        key_mask=None,
-        use_causal_mask=False,
-        training=None,
+        self, x, context=None, *, attention_mask=None, key_mask=None, use_causal_mask=False, training=None
     ):
-        value = query if value is None else value
-        key = value if key is None else key
-        mask = combine_masks(
-            ops.shape(query)[1], ops.shape(key)[1], attention_mask, key_mask, use_causal_mask
-        )
-        return scaled_dot_product_attention(
-            dense_on_rows(self._query, query),
-            dense_on_rows(self._key, key),
-            dense_on_rows(self._value, value),
-            mask,
-            self._dropout,
-            training,
-        )
+        """Self-attention over `x` (B, T, d), or cross-attention of `x` over `context` (B, Tk, d)."""
+        context = x if context is None else context
+        q, k, v = self._query(x), self._key(context), self._value(context)
+        mask = combine_masks(ops.shape(q)[1], ops.shape(k)[1], attention_mask, key_mask, use_causal_mask)
+        return scaled_dot_product_attention(q, k, v, mask, self._dropout, training)
 
-    def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
-        key_length = (key_shape or value_shape or query_shape)[1]
-        return (*query_shape[:-1], self.value_dim), (query_shape[0], query_shape[1], key_length)
+    def compute_output_shape(self, x_shape, context_shape=None):
+        key_length = (context_shape or x_shape)[1]
+        return (*x_shape[:-1], self.value_dim), (x_shape[0], x_shape[1], key_length)
 
     def get_config(self) -> dict:
-        return {
-            **super().get_config(),
-            "key_dim": self.key_dim,
-            "value_dim": self.value_dim,
-            "use_bias": self.use_bias,
-            "dropout": self.dropout,
-            "kernel_initializer": self.kernel_initializer,
-        }
+        arguments = ("key_dim", "value_dim", "use_bias", "dropout", "kernel_initializer")
+        return {**super().get_config(), **{name: getattr(self, name) for name in arguments}}

@@ -37,12 +37,8 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         added, _ = position_classes(positions)
-        self.vocab_size = vocab_size
-        self.d_model = d_model
-        self.max_length = max_length
-        self.positions = positions
-        self.scale = scale
-        self.mask_zero = mask_zero
+        self.vocab_size, self.d_model, self.max_length = vocab_size, d_model, max_length
+        self.positions, self.scale, self.mask_zero = positions, scale, mask_zero
         self.supports_masking = mask_zero
         self._tokens = keras.layers.Embedding(vocab_size, d_model, name="tokens", dtype=self.dtype_policy)
         self._positions = None  # "none", or rotary (the attention rotates queries and keys instead)
@@ -83,12 +79,5 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         return (*input_shape, self.d_model)
 
     def get_config(self) -> dict:
-        return {
-            **super().get_config(),
-            "vocab_size": self.vocab_size,
-            "d_model": self.d_model,
-            "max_length": self.max_length,
-            "positions": self.positions,
-            "scale": self.scale,
-            "mask_zero": self.mask_zero,
-        }
+        arguments = ("vocab_size", "d_model", "max_length", "positions", "scale", "mask_zero")
+        return {**super().get_config(), **{name: getattr(self, name) for name in arguments}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keras
 
-from tx_keras.layers.projection import dense_on_rows
+from tx_keras.kernels import Dense
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
@@ -33,13 +33,10 @@ class FeedForward(keras.layers.Layer):
         super().__init__(**kwargs)
         if d_model < 1 or dff < 1:
             raise ValueError(f"d_model={d_model} and dff={dff} must be positive")
-        self.d_model = d_model
-        self.dff = dff
-        self.activation = activation
-        self.dropout = dropout
-        self.kernel_initializer = kernel_initializer
+        self.d_model, self.dff, self.activation = d_model, dff, activation
+        self.dropout, self.kernel_initializer = dropout, kernel_initializer
         self.supports_masking = True  # the output keeps the input's padding positions
-        self._hidden = keras.layers.Dense(
+        self._hidden = Dense(
             dff,
             activation=activation,
             kernel_initializer=kernel_initializer,
@@ -47,7 +44,7 @@ class FeedForward(keras.layers.Layer):
             dtype=self.dtype_policy,
         )
         self._dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
-        self._output = keras.layers.Dense(
+        self._output = Dense(
             d_model, kernel_initializer=kernel_initializer, name="output", dtype=self.dtype_policy
         )
 
@@ -57,18 +54,12 @@ class FeedForward(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, training=None):
-        hidden = self._dropout(dense_on_rows(self._hidden, inputs), training=training)
-        return dense_on_rows(self._output, hidden)
+        hidden = self._dropout(self._hidden(inputs), training=training)
+        return self._output(hidden)
 
     def compute_output_shape(self, input_shape):
         return (*input_shape[:-1], self.d_model)
 
     def get_config(self) -> dict:
-        return {
-            **super().get_config(),
-            "d_model": self.d_model,
-            "dff": self.dff,
-            "activation": self.activation,
-            "dropout": self.dropout,
-            "kernel_initializer": self.kernel_initializer,
-        }
+        arguments = ("d_model", "dff", "activation", "dropout", "kernel_initializer")
+        return {**super().get_config(), **{name: getattr(self, name) for name in arguments}}

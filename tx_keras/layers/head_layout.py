@@ -4,10 +4,11 @@ contractions that use them."""
 
 from __future__ import annotations
 
+import keras
 from keras import ops
 
+from tx_keras.kernels import project_rows
 from tx_keras.layers.multi_head_base import MultiHeadBase
-from tx_keras.layers.projection import project_rows
 
 
 class HeadLayout(MultiHeadBase):
@@ -16,6 +17,11 @@ class HeadLayout(MultiHeadBase):
     `project_rows` (oneDNN fuses the bias; the bias gradient is summed in float32 under bf16), not as
     einsums plus a broadcast bias. A subclass creates the `{name}_kernel`/`{name}_bias` weights it uses
     and `output_kernel`/`output_bias`."""
+
+    @property
+    def output_weight(self) -> keras.Variable:
+        """The (h, d_k, d_model) output kernel: head i's rows are `output_kernel[i]`."""
+        return self.output_kernel
 
     def _flat_kernel(self, name: str):
         """A (d_in, h, d_k) kernel viewed as the (d_in, h * d_k) matrix of one plain matmul."""

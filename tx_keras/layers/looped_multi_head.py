@@ -5,10 +5,10 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from tx_keras.kernels import Dense
 from tx_keras.layers.attention import SelfAttention, scaled_dot_product_attention
 from tx_keras.layers.multi_head import MultiHeadAttention
 from tx_keras.layers.multi_head_base import MultiHeadBase
-from tx_keras.layers.projection import dense_on_rows
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
@@ -35,7 +35,7 @@ class LoopedMultiHeadAttention(MultiHeadBase):
             )
             for i in range(num_heads)
         ]
-        self._output = keras.layers.Dense(
+        self._output = Dense(
             d_model,
             use_bias=self.use_bias,
             kernel_initializer=self.kernel_initializer,
@@ -45,17 +45,20 @@ class LoopedMultiHeadAttention(MultiHeadBase):
 
     def build(self, query_shape, value_shape=None, key_shape=None):
         for head in self._heads:
-            head.build(query_shape, value_shape, key_shape)
+            head.build(query_shape, key_shape or value_shape)
         self._output.build((*query_shape[:-1], self.d_model))
         self.built = True
+
+    @property
+    def output_weight(self) -> keras.Variable:
+        """The (h * d_k, d_model) kernel of W_o over concat(heads): head i's rows i * d_k .. (i + 1) * d_k."""
+        return self._output.kernel
 
     def _project(self, query, value, key) -> tuple:
         """Head i's Wq_i x, Wk_i x, Wv_i x, stacked into the (B, h, T, d_k) layout the cache shares."""
 
-        def each_head(dense_name: str, inputs):
-            return ops.stack(
-                [dense_on_rows(getattr(head, dense_name), inputs) for head in self._heads], axis=1
-            )
+        def each_head(projection: str, inputs):
+            return ops.stack([getattr(head, projection)(inputs) for head in self._heads], axis=1)
 
         if value is None:
             return each_head("_query", query), None, None
@@ -70,7 +73,7 @@ class LoopedMultiHeadAttention(MultiHeadBase):
             )
             heads.append(output)
             weights.append(weight)
-        return dense_on_rows(self._output, ops.concatenate(heads, axis=-1)), ops.stack(weights, axis=1)
+        return self._output(ops.concatenate(heads, axis=-1)), ops.stack(weights, axis=1)
 
     def copy_from(self, fused: MultiHeadAttention) -> None:
         """Take head i's Wq_i, Wk_i, Wv_i and the rows of W_o out of a fused layer's kernels."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from tx_keras.kernels import project_rows
 from tx_keras.layers.attention import scaled_dot_product_attention
 from tx_keras.layers.head_layout import HeadLayout
-from tx_keras.layers.projection import project_rows
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")

@@ -54,6 +54,11 @@ class MultiHeadBase(keras.layers.Layer):
     The cache comes back last in the result. The queries sit at `cache_update_index + arange(Tq)`
     (`query_start` overrides it for a form that reads by position: the aligned cross-attention while
     decoding); a `position_rotation` layer (rotary positions) rotates queries and keys there.
+
+    Masking a head (head importance, diagnostics/head_importance.py; the explorer's knock-out): head i's
+    whole contribution to the output is its term of `concat(heads) @ W_o`, the rows i * d_k .. (i + 1) * d_k
+    of `output_weight` (viewed as (h, d_k, d_model) in every form's layout). Zeroing them removes that
+    head exactly (the output bias stays); assigning the saved rows back restores the layer bit for bit.
     """
 
     def __init__(
@@ -68,13 +73,15 @@ class MultiHeadBase(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         self.key_dim = check_heads(d_model, num_heads)
-        self.num_heads = num_heads
-        self.d_model = d_model
-        self.dropout = dropout
-        self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
+        self.num_heads, self.d_model, self.dropout = num_heads, d_model, dropout
+        self.use_bias, self.kernel_initializer = use_bias, kernel_initializer
         self.position_rotation = position_rotation
         self.supports_masking = True  # the output keeps the input's padding positions
+
+    @property
+    def output_weight(self) -> keras.Variable:
+        """W_o, whose rows head by head are each head's contribution to the output (see head masking)."""
+        raise NotImplementedError
 
     def _project(self, query, value, key) -> tuple:
         """(queries, keys, values) of the inputs, each (B, h, T, d_k); keys and values are None when `value`
@@ -134,14 +141,11 @@ class MultiHeadBase(keras.layers.Layer):
         return outputs, weights
 
     def get_config(self) -> dict:
+        arguments = ("num_heads", "d_model", "dropout", "use_bias", "kernel_initializer")
         rotation = self.position_rotation
         return {
             **super().get_config(),
-            "num_heads": self.num_heads,
-            "d_model": self.d_model,
-            "dropout": self.dropout,
-            "use_bias": self.use_bias,
-            "kernel_initializer": self.kernel_initializer,
+            **{name: getattr(self, name) for name in arguments},
             "position_rotation": None if rotation is None else keras.saving.serialize_keras_object(rotation),
         }
 

@@ -9,7 +9,7 @@ from operator import attrgetter
 import keras
 from keras import ops
 
-from tx_keras.layers.projection import dense_on_rows, project_rows
+from tx_keras.kernels import Dense, project_rows
 from tx_keras.models.decoder import Decoder
 from tx_keras.models.encoder import Encoder
 from tx_keras.models.model_config import ModelConfig, split_model_config
@@ -76,9 +76,7 @@ class Transformer(keras.Model):
         # (bfloat16 under mixed precision), and `logits` casts its output to float32 for the softmax and
         # loss, as Keras' mixed-precision guide places the float32 boundary at the softmax.
         self.projection = (
-            None
-            if config.tie_embeddings
-            else keras.layers.Dense(target_vocab_size, name="logits", dtype=policy)
+            None if config.tie_embeddings else Dense(target_vocab_size, name="logits", dtype=policy)
         )
 
     objective_ignores_padding = False  # `compile` sets it: loss and metrics skip label 0 (real_positions.py)
@@ -109,7 +107,7 @@ class Transformer(keras.Model):
             table = ops.cast(self.decoder.token_table, hidden.dtype)
             rows = project_rows(hidden, ops.transpose(table), ops.cast(self.logits_bias, hidden.dtype))
             return ops.cast(ops.reshape(rows, (*ops.shape(hidden)[:-1], self.target_vocab_size)), "float32")
-        return ops.cast(dense_on_rows(self.projection, hidden), "float32")
+        return ops.cast(self.projection(hidden), "float32")
 
     def encode(self, source_ids, training=None):
         """Encoder output (B, Ts, d_model): computed once per sentence, reused at every decoding step."""
@@ -192,13 +190,11 @@ class Transformer(keras.Model):
         return super().compute_metrics(x, _labels_for(x, y, y_pred), y_pred, sample_weight)
 
     def get_config(self) -> dict:
+        sizes = ("source_vocab_size", "target_vocab_size", "max_source_length", "max_target_length")
         return {
             **super().get_config(),
             "model_config": dataclasses.asdict(self.config),
-            "source_vocab_size": self.source_vocab_size,
-            "target_vocab_size": self.target_vocab_size,
-            "max_source_length": self.max_source_length,
-            "max_target_length": self.max_target_length,
+            **{name: getattr(self, name) for name in sizes},
         }
 
     @classmethod

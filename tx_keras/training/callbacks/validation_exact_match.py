@@ -8,7 +8,7 @@ import keras
 import numpy as np
 
 from tx_keras.data.vocabulary import Vocabulary
-from tx_keras.decoding.batches import decode_in_batches
+from tx_keras.decoding.compiled_decoder import decode_in_batches
 from tx_keras.evaluation.exact_match import exact_match
 
 LOG_KEY = "val_exact_match"  # drawn as validation `epoch_accuracy/exact_match` (EpochScalars)
