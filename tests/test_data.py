@@ -29,9 +29,20 @@ def test_vocabulary_specials_and_encoding():
     assert vocab.decode(np.array([4, 0, 3, 2])) == ["jane", "<unk>"]
 
 
-@pytest.mark.parametrize("tokens", [["a", "a"], ["a", "<eos>"], ["a b"], [""]])
-def test_vocabulary_rejects_bad_tokens(tokens):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(
+    ("tokens", "said"),
+    [
+        (["a", "a"], "duplicate"),
+        (["a", "<eos>"], "reserved"),
+        (["a b"], "whitespace"),
+        ([""], "empty"),
+        (["\x00", "##\x00"], "control character"),  # issue 65: the tokens that broke the WordPiece build
+        (["a\x85"], "whitespace"),  # NEL: whitespace to str.split, a C1 control to the text rule
+        (["a\x7f"], "control character"),
+    ],
+)
+def test_vocabulary_rejects_bad_tokens(tokens, said):
+    with pytest.raises(ValueError, match=said):
         Vocabulary(tokens)
 
 
