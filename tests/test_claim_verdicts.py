@@ -7,7 +7,16 @@ from dataclasses import replace
 
 import pytest
 
-from tx_keras.claims.definitions import ATTENTION, CLAIMS, FFN, HEADS, HEADS_TEXT, NORM, RESIDUAL
+from tx_keras.claims.definitions import (
+    ATTENTION,
+    CLAIMS,
+    FFN,
+    HEADS,
+    HEADS_TARGET,
+    HEADS_TEXT,
+    NORM,
+    RESIDUAL,
+)
 from tx_keras.claims.seed_statistics import SeedStats
 from tx_keras.claims.settings import make_setting, value_of
 from tx_keras.claims.verdicts import (
@@ -202,26 +211,35 @@ def test_heads_rule_uses_steps_when_both_reach_the_target_else_accuracy():
     )
     one, four = make_setting({"model.num_heads": 1}), make_setting({"model.num_heads": 4})
     faster = heads_verdict(
-        accuracy, {one: (3000, 3200, 3100), four: (1000, 1100, 1050)}, HEADS, steps_per_epoch=50
+        accuracy, {one: (3000, 3200, 3100), four: (1000, 1100, 1050)}, HEADS, HEADS_TARGET, steps_per_epoch=50
     )
     assert faster.outcome == HOLDS and "difference +2050 [+1" in faster.reason
     same = heads_verdict(
-        accuracy, {one: (1000, 1200, 1100), four: (1000, 1100, 1200)}, HEADS, steps_per_epoch=100
+        accuracy,
+        {one: (1000, 1200, 1100), four: (1000, 1100, 1200)},
+        HEADS,
+        HEADS_TARGET,
+        steps_per_epoch=100,
     )
     assert same.outcome == DOES_NOT_HOLD and "TOST within ± 200: p 0.035" in same.reason
     low = _stats([({"model.num_heads": 1}, (0.60, 0.62, 0.61)), ({"model.num_heads": 4}, (0.80, 0.81, 0.79))])
-    assert heads_verdict(low, {one: (None,) * 3, four: (None,) * 3}, HEADS).outcome == HOLDS
+    assert heads_verdict(low, {one: (None,) * 3, four: (None,) * 3}, HEADS, HEADS_TARGET).outcome == HOLDS
     tie = _stats([({"model.num_heads": 1}, (0.60, 0.70, 0.65)), ({"model.num_heads": 4}, (0.66, 0.62, 0.70))])
-    assert heads_verdict(tie, {}, HEADS).outcome == INCONCLUSIVE  # neither significant nor within 0.02
+    assert (
+        heads_verdict(tie, {}, HEADS, HEADS_TARGET).outcome == INCONCLUSIVE
+    )  # neither significant nor within 0.02
     close = _stats([({"model.num_heads": 1}, (0.70, 0.701, 0.702)), ({"model.num_heads": 4}, (0.701,) * 3)])
-    assert heads_verdict(close, {}, HEADS).outcome == DOES_NOT_HOLD
-    assert heads_verdict(_stats([({"model.num_heads": 4}, (1.0, 1.0))]), {}, HEADS).outcome == INCONCLUSIVE
+    assert heads_verdict(close, {}, HEADS, HEADS_TARGET).outcome == DOES_NOT_HOLD
+    assert (
+        heads_verdict(_stats([({"model.num_heads": 4}, (1.0, 1.0))]), {}, HEADS, HEADS_TARGET).outcome
+        == INCONCLUSIVE
+    )
 
 
 def test_heads_rule_on_the_recall_plateau_is_nothing_learned():
     """docs/claims.md's sweep: every head count at ~0.2, under the floor 0.5: never compared."""
     plateau = _stats([({"model.num_heads": heads}, (0.21, 0.20, 0.215)) for heads in (1, 2, 4, 8, 16)])
-    verdict = heads_verdict(plateau, {}, HEADS)
+    verdict = heads_verdict(plateau, {}, HEADS, HEADS_TARGET)
     assert verdict.outcome == NOTHING_LEARNED and verdict.reason.endswith("4 heads stays below the floor 0.5")
 
 
@@ -230,7 +248,7 @@ def test_the_claimed_direction_is_tested_one_sided_at_5_percent():
     accuracy = _stats(
         [({"model.num_heads": 1}, (0.55, 0.60, 0.65)), ({"model.num_heads": 4}, (0.655, 0.705, 0.755))]
     )
-    verdict = heads_verdict(accuracy, {}, HEADS)
+    verdict = heads_verdict(accuracy, {}, HEADS, HEADS_TARGET)
     assert verdict.outcome == HOLDS and "(95 % interval; Welch one-sided p 0.031" in verdict.reason
 
 
@@ -239,9 +257,13 @@ def test_step_counts_are_compared_at_one_epoch_of_steps():
     resolution step apart: not significant at one epoch, p ~ 1e-9 at a resolution of 1 step."""
     accuracy = _stats([({"model.num_heads": 1}, (0.995, 0.996, 0.994)), ({"model.num_heads": 4}, (1.0,) * 3)])
     one, four = make_setting({"model.num_heads": 1}), make_setting({"model.num_heads": 4})
-    gap = heads_verdict(accuracy, {one: (1000,) * 3, four: (800,) * 3}, HEADS, steps_per_epoch=200)
+    gap = heads_verdict(
+        accuracy, {one: (1000,) * 3, four: (800,) * 3}, HEADS, HEADS_TARGET, steps_per_epoch=200
+    )
     assert gap.outcome == INCONCLUSIVE and "Welch one-sided p 0.14" in gap.reason
-    at_one_step = heads_verdict(accuracy, {one: (1000,) * 3, four: (800,) * 3}, HEADS, steps_per_epoch=1)
+    at_one_step = heads_verdict(
+        accuracy, {one: (1000,) * 3, four: (800,) * 3}, HEADS, HEADS_TARGET, steps_per_epoch=1
+    )
     assert at_one_step.outcome == HOLDS and "Welch one-sided p 8.3e-10" in at_one_step.reason
 
 

@@ -9,7 +9,7 @@ import math
 import pytest
 from scipy import stats
 
-from tx_keras.claims.definitions import ATTENTION, FFN, HEADS, HEADS_TEXT, NORM, RESIDUAL
+from tx_keras.claims.definitions import ATTENTION, FFN, HEADS, HEADS_TARGET, HEADS_TEXT, NORM, RESIDUAL
 from tx_keras.claims.seed_statistics import SeedStats
 from tx_keras.claims.settings import make_setting
 from tx_keras.claims.verdicts import (
@@ -131,7 +131,7 @@ def test_heads_is_nothing_learned():
     rows = [(1, 0.208, 0.008), (2, 0.205, 0.006), (4, 0.203, 0.006), (8, 0.201, 0.008), (16, 0.202, 0.006)]
     accuracy = {make_setting({"model.num_heads": heads}): three(mean, sd) for heads, mean, sd in rows}
     never = {setting: (None, None, None) for setting in accuracy}
-    verdict = heads_verdict(accuracy, never, HEADS)
+    verdict = heads_verdict(accuracy, never, HEADS, HEADS_TARGET)
     assert verdict.outcome == NOTHING_LEARNED and "difference -0.005 [-0.022, +0.012]" in verdict.reason
 
 

@@ -293,7 +293,7 @@ def heads_verdict(
     accuracy: Stats,
     steps: Mapping[Setting, tuple[int | None, ...]],
     rule: Rule,
-    target: float = 0.99,
+    target: float,
     steps_per_epoch: int = 1,
 ) -> Verdict:
     """Claim 5 (Vaswani et al. 2017, Table 3 row A). 4 heads against 1: when both reach `target` token

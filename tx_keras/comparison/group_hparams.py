@@ -46,14 +46,14 @@ def _name(rank: int, group: Group) -> str:
 
 
 def write_group_sessions(out: Path, groups: list[Group], metrics: list[str]) -> Path | None:
-    """Write the groups of more than one run as HParams sessions under out/by_setting (replacing what an
-    earlier tx-compare wrote there); None when no group has two runs."""
+    """Write the groups of more than one usable run as HParams sessions under out/by_setting (replacing
+    what an earlier tx-compare wrote there); None when no group has two usable runs."""
     folder = out / FOLDER
     if folder.exists():
         if not (folder / _MARKER).exists():
             return None  # not ours: leave it alone
         shutil.rmtree(folder)
-    chosen = [(rank, group) for rank, group in enumerate(groups) if len(group.runs) > 1]
+    chosen = [(rank, group) for rank, group in enumerate(groups) if group.summary.n > 1]
     if not chosen:
         return None
     folder.mkdir(parents=True)
