@@ -36,18 +36,33 @@ def _slow_writes(monkeypatch, seconds=0.3):
 
 
 def test_the_file_holds_the_state_saved_though_training_changed_it_meanwhile(tmp_path, monkeypatch):
-    threads = _slow_writes(monkeypatch)
+    """The write waits for the test's word, so "returned before the write ended" is an order of events,
+    not a time: a `save` that wrote before returning would return (after the wait's 10 s) with the write
+    done."""
+    threads, write = [], checkpoint_module.write_checkpoint
+    begun, go_on, written = threading.Event(), threading.Event(), threading.Event()
+
+    def held(path, state):
+        threads.append(threading.current_thread().name)
+        begun.set()
+        go_on.wait(timeout=10)
+        write(path, state)
+        written.set()
+
+    monkeypatch.setattr("tx_keras.run_folder.background_checkpoint.write_checkpoint", held)
     path = tmp_path / "run" / "checkpoints" / "last.npz"
     path.parent.parent.mkdir()
     model = _model()
     saved = [np.asarray(v).copy() for v in model.variables]
     writer = BackgroundCheckpoint(path)
-    started = time.perf_counter()
     writer.save(model, 1, {"loss": 1.0})
-    assert time.perf_counter() - started < 0.25  # returned before the (0.3 s) write ended
+    assert not written.is_set()  # save returned before the write ended
+    assert begun.wait(timeout=10)  # and the write is under way, on its own thread
     for variable in model.variables:  # the next steps change the weights while the file is written
         variable.assign(variable + 1.0)
+    go_on.set()
     writer.flush()
+    assert written.is_set()  # flush waited for it
     checkpoint = load_checkpoint(path)
     assert threads == ["tx_keras checkpoint"]
     assert checkpoint.epoch == 1

@@ -2,6 +2,7 @@
 planned steps or by the time budget, and a resumed run continues its budget instead of starting a new one."""
 
 import json
+import sys
 
 import keras
 import numpy as np
@@ -47,12 +48,43 @@ class _Recorder(keras.callbacks.Callback):
         self.factors.append(float(self.cooldown.factor.numpy()))
 
 
-def _fit(cooldown: Cooldown, clock: CooldownClock, epochs: int) -> list[float]:
+class _StepClock:
+    """Stands in for the `time` module of the budget's module: a monotonic clock that moves only when a
+    step ends, by `seconds` a step, so that the minutes a budget sees are a count of steps, not of the
+    host's speed."""
+
+    def __init__(self, seconds: float):
+        self.now, self.seconds = 0.0, seconds
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+class _Tick(keras.callbacks.Callback):
+    def __init__(self, clock: _StepClock):
+        super().__init__()
+        self.clock = clock
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.clock.now += self.clock.seconds
+
+
+@pytest.fixture
+def step_clock(monkeypatch) -> _StepClock:
+    """TimeBudget's clock, 3 s a step (advanced by a `_Tick` in the fit's callbacks)."""
+    clock = _StepClock(seconds=3.0)
+    monkeypatch.setattr(sys.modules[TimeBudget.__module__], "time", clock)
+    return clock
+
+
+def _fit(cooldown: Cooldown, clock: CooldownClock, epochs: int, extra=()) -> list[float]:
+    """8 steps an epoch; the factor each step trained with."""
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     model.compile(keras.optimizers.SGD(cooldown), "mse")
     recorder = _Recorder(cooldown)
     x = np.ones((8, 2), "float32")
-    model.fit(x, x[:, :1], batch_size=1, epochs=epochs, callbacks=[clock.count, clock, recorder], verbose=0)
+    callbacks = [clock.count, clock, recorder, *extra]
+    model.fit(x, x[:, :1], batch_size=1, epochs=epochs, callbacks=callbacks, verbose=0)
     return recorder.factors
 
 
@@ -74,23 +106,25 @@ def test_a_step_budget_before_the_epochs_ends_the_decay_at_its_step():
     assert later.planned_steps == 16  # the epochs end first
 
 
-def test_with_a_budget_the_clock_follows_the_minutes_spent():
+def test_with_a_budget_the_clock_follows_the_minutes_spent(step_clock):
     cooldown = Cooldown(ConstantSchedule(1e-3), fraction=0.5)
-    budget = TimeBudget(minutes=1.0, spent_minutes=0.75)  # a resumed run, three quarters through
-    factors = _fit(
-        cooldown, CooldownClock(cooldown, budget, UpdateCount(), epochs=1, steps_per_epoch=1000), epochs=1
-    )
-    assert all(0.4 < factor <= 0.5 for factor in factors)
-    assert factors == sorted(factors, reverse=True)
+    budget = TimeBudget(minutes=1.0, spent_minutes=0.75)  # a resumed run, 45 of its 60 s spent
+    clock = CooldownClock(cooldown, budget, UpdateCount(), epochs=1, steps_per_epoch=1000)
+    factors = _fit(cooldown, clock, epochs=1, extra=[_Tick(step_clock), budget])
+    # Before step i, 45 + 3 i of the 60 s are spent: the factor (1 - progress) / 0.5 falls from 0.5 by
+    # 0.1 a step (the planned 1,000 steps alone would keep it at 1), reaching 0 at step 5, after which the
+    # budget ends training: 6 of the epoch's 8 steps.
+    assert factors == pytest.approx([0.5, 0.4, 0.3, 0.2, 0.1, 0.0], abs=1e-6)  # a float32 variable
+    assert budget.reached
 
 
-def test_with_a_budget_the_planned_steps_still_end_the_decay_when_they_come_first():
+def test_with_a_budget_the_planned_steps_still_end_the_decay_when_they_come_first(step_clock):
     cooldown = Cooldown(ConstantSchedule(1e-3), fraction=0.5)
-    budget = TimeBudget(minutes=60.0)  # a fast host: the epochs end long before the budget
-    factors = _fit(
-        cooldown, CooldownClock(cooldown, budget, UpdateCount(), epochs=2, steps_per_epoch=8), epochs=2
-    )
+    budget = TimeBudget(minutes=60.0)  # 16 steps of 3 s: the epochs end long before the budget
+    clock = CooldownClock(cooldown, budget, UpdateCount(), epochs=2, steps_per_epoch=8)
+    factors = _fit(cooldown, clock, epochs=2, extra=[_Tick(step_clock), budget])
     assert factors == pytest.approx([1.0] * 9 + [(16 - i) / 8 for i in range(9, 16)])
+    assert not budget.reached
 
 
 def _set_spent(path, minutes: float) -> None:
@@ -121,7 +155,7 @@ def test_a_resumed_run_continues_its_time_budget(tmp_path):
     assert load_checkpoint(run_dir / CHECKPOINT_PATH).logs[SPENT_KEY] > 29.99
 
 
-def test_a_cooldown_outside_0_1_is_refused(tmp_path):
-    result = tx_train(*TINY, "trainer.cooldown=1.5", cwd=tmp_path)
+def test_a_cooldown_outside_0_1_is_refused(tmp_path, tx_train_here):
+    result = tx_train_here(*TINY, "trainer.cooldown=1.5", cwd=tmp_path)
     assert result.returncode == 2
     assert "tx-train: error: trainer.cooldown=1.5 must be in [0, 1]" in result.stderr
