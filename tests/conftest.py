@@ -1,5 +1,6 @@
 """Shared test setup: quiet TensorFlow logs and seed every test."""
 
+import functools
 import json
 import os
 import subprocess
@@ -105,6 +106,34 @@ def tx_train(*args, cwd):
     )
 
 
+@pytest.fixture
+def tx_train_here(monkeypatch, capsys):
+    """`tx_train(*args, cwd=...)` through tx-train's `main` in this process, for commands it refuses
+    before training: the same exit code and printed lines without a fresh process's start-up (~3 s each
+    on 2 cores)."""
+    return functools.partial(_tx_train_main, monkeypatch=monkeypatch, capsys=capsys)
+
+
+def _tx_train_main(*args, cwd, monkeypatch, capsys) -> subprocess.CompletedProcess:
+    from tx_keras.cli import train
+
+    # Hydra must not point logging at pytest's captured streams (closed after the test); main sets these
+    # variables for itself, and monkeypatch takes them back afterwards.
+    quiet = ["hydra/job_logging=none", "hydra/hydra_logging=none"]
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    monkeypatch.setattr(sys, "argv", ["tx-train", *args, *quiet])
+    capsys.readouterr()
+    try:
+        train.main()
+        code = 0
+    except SystemExit as exit_info:
+        code = exit_info.code
+    printed = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, printed.out, printed.err)
+
+
 # What a child pytest started by a test (tests/test_kernel_libraries.py) takes from its parent session
 # instead of training it again: a JSON file naming the tiny run (folder and tx-train result) and the copy
 # model's .keras file. The child only reads them.
@@ -150,6 +179,38 @@ def tiny_run(ahead):
 def _tiny_run(root: Path) -> tuple[subprocess.CompletedProcess, Path]:
     run_dir = root / "run"
     return tx_train(*TINY, f"hydra.run.dir={run_dir}", cwd=root), run_dir
+
+
+@pytest.fixture(scope="session")
+def data_parallel_run(ahead):
+    """One TensorFlow data-parallel run (2 logical devices) of bucketed real text with the default logging,
+    shared by the two tests that need one (tests/test_distribution.py, tests/test_parallel_text.py)."""
+    return ahead.result("data_parallel_run")
+
+
+@job("data_parallel_run")
+def _data_parallel_run(root: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    from tests.test_parallel_text import _write_corpus
+
+    run_dir = root / "run"
+    result = tx_train(
+        "data=parallel_text",
+        f"data.path={_write_corpus(root)}",
+        f"data.cache_dir={root / 'cache'}",
+        "data.num_validation=12",
+        "data.num_test=20",
+        "data.vocab_size=200",
+        "model=tiny",
+        "trainer.epochs=1",
+        "trainer.batching=bucket",
+        "trainer.batch_tokens=96",
+        "trainer.distribution=data_parallel",
+        "trainer.devices=2",
+        "export.enabled=false",
+        f"hydra.run.dir={run_dir}",
+        cwd=root,
+    )
+    return result, run_dir
 
 
 @pytest.fixture(scope="session")
