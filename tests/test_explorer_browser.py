@@ -317,3 +317,244 @@ def test_old_runs_and_a_run_deleted_while_open_give_clear_states(page, logdir, t
         options = frame.locator("select[data-control=typed-run] option")
         sync_api.expect(options).to_have_text(["old"])  # its export still translates
         _screenshot(page, "clear_states", docs=False)
+
+
+# --- "why this word?": rollout, attribution, confidence, knock-out, export, long inputs ----------------
+
+LONG = 64  # tokens of the long probe: past the 60 the page must stay readable and quick with
+DOCS_IMAGES = REPO / "docs" / "images"
+
+
+@pytest.fixture(scope="session")
+def reverse_run(ahead) -> Path:
+    """tests/browser_harness.REVERSE, trained once per session (shared with test_explorer_explanations)."""
+    return ahead.result("reverse_run")
+
+
+def _write_long_run(folder: Path) -> None:
+    """A run that logged one LONG-token probe (2 layers, 4 heads, every kind) at one epoch."""
+    from tx_keras.run_folder.attention_format import KINDS, ProbeAttention
+    from tx_keras.run_folder.attention_summaries import write_attention
+
+    folder.mkdir(parents=True)
+    (folder / "run.json").write_text("{}")
+    words = [f"w{i}" for i in range(LONG - 1)] + ["<eos>"]
+    queries = ["<sos>"] + [f"v{i}" for i in range(LONG - 1)]
+    rng = np.random.default_rng(0)
+    records = []
+    for kind in KINDS:
+        rows, columns = (
+            (words, words)
+            if kind == "encoder_self"
+            else (queries, queries if kind == "decoder_self" else words)
+        )
+        raw = rng.random((2, 4, len(rows), len(columns)))
+        weights = (raw / raw.sum(-1, keepdims=True)).astype(np.float16)
+        records.append(
+            (ProbeAttention(0, kind, rows, columns, " ".join(words[:-1]), " ".join(queries[1:])), weights)
+        )
+    with tf.summary.create_file_writer(str(folder)).as_default():
+        write_attention(records, 1)
+
+
+@pytest.fixture(scope="module")
+def explained(reverse_run: Path, tmp_path_factory) -> Iterator[tuple[str, dict]]:
+    """tx-board over a copy of the reverse run and the long run (never writing into the shared run)."""
+    logdir = tmp_path_factory.mktemp("explained")
+    shutil.copytree(reverse_run, logdir / "reverse")
+    _write_long_run(logdir / "long")
+    with _serving(logdir, {"reverse", "long"}) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def explained_page(explained) -> Iterator[sync_api.Page]:
+    """A browser of its own for these tests, so that they need only the reverse run (not the sweep)."""
+    with sync_api.sync_playwright() as playwright:
+        browser = harness.launch(playwright)
+        page = browser.new_page(viewport={"width": 1500, "height": 1150})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        yield page
+        browser.close()
+        assert not errors, errors
+
+
+def _frame(page):
+    """The tab's iframe as a Frame (for evaluate: performance.now() of the page itself)."""
+    return next(frame for frame in page.frames if frame != page.main_frame)
+
+
+def _docs_image(target, name: str) -> None:
+    """A screenshot for docs/explorer.md and the README: test-artifacts/, and docs/images/ when asked."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    target.screenshot(path=str(ARTIFACTS / f"explorer_{name}.png"))
+    if os.environ.get("TX_DOCS_SCREENSHOTS") == "1":
+        shutil.copy(ARTIFACTS / f"explorer_{name}.png", DOCS_IMAGES / f"explorer_{name}.png")
+
+
+def _rows(matrix) -> np.ndarray:
+    """The values of a drawn svg.matrix as an array (rows x columns), from its cells' data-value."""
+    cells = matrix.locator("rect.cell").evaluate_all(
+        "cells => cells.map(c => [+c.dataset.row, +c.dataset.col, +c.dataset.value])"
+    )
+    shape = (max(r for r, _, _ in cells) + 1, max(c for _, c, _ in cells) + 1)
+    values = np.full(shape, np.nan)
+    for row, column, value in cells:
+        values[row, column] = value
+    return values
+
+
+def _download(page, button) -> bytes:
+    with page.expect_download() as caught:
+        button.click()
+    return Path(caught.value.path()).read_bytes()
+
+
+def test_rollout_view_rows_sum_to_one_and_the_view_saves_as_svg_and_png(explained_page, explained):
+    page = explained_page
+    import io
+    from xml.etree import ElementTree
+
+    from PIL import Image
+
+    url, listing = explained
+    frame = _open(page, url)
+    frame.locator("select[data-control=run]").select_option(_run_name(listing, "reverse"))
+    frame.locator("button[data-view=rollout]").click()
+    panel = frame.locator("section.panel.rollout")
+    matrix = panel.locator("svg.matrix")
+    sync_api.expect(matrix).to_be_visible(timeout=UI_TIMEOUT_MS)
+    values = _rows(matrix)
+    probe = next(run for run in listing["runs"] if run["folder"] == "reverse")["probes"][0]
+    words = len(probe["source"].split()) + 1  # the words and EOS, decoder inputs SOS and the reversal
+    assert values.shape == (words, words)
+    np.testing.assert_allclose(values.sum(-1), 1.0, atol=1e-3)
+    svg = _download(page, panel.locator("button[data-export=svg]"))
+    root = ElementTree.fromstring(svg)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert len(root.findall(".//{http://www.w3.org/2000/svg}rect[@class='cell']")) == values.size
+    png = _download(page, panel.locator("button[data-export=png]"))
+    image = Image.open(io.BytesIO(png))
+    assert image.format == "PNG" and image.width > 50 and image.height > 50
+    assert len(set(image.convert("RGB").getdata())) > 3  # drawn, not blank
+
+
+def _aligned_share(panel, sources: int) -> float:
+    """Share of the output words whose most attributed source token (the coloured chips after clicking the
+    word) is its aligned one on the reverse task (word t <- word n-1-t; EOS aside, as in
+    test_explorer_explanations: at a fixed length the end follows from the count)."""
+    outputs = panel.locator(".out-token")
+    words = outputs.count() - 1
+    hits = 0
+    for index in range(words):
+        outputs.nth(index).click()
+        sync_api.expect(panel.locator(f".out-token.picked[data-index='{index}']")).to_have_count(1)
+        values = panel.locator(".src-token").evaluate_all("chips => chips.map(c => +c.dataset.attribution)")
+        hits += int(np.argmax(values) == sources - 2 - index)
+    return hits / words
+
+
+def test_why_view_shows_confidence_top_five_and_attribution_aligned_on_reverse(explained_page, explained):
+    page = explained_page
+    url, listing = explained
+    frame = _open(page, url)
+    frame.locator("select[data-control=run]").select_option(_run_name(listing, "reverse"))
+    frame.locator("button[data-view=why]").click()
+    panel = frame.locator("section.panel.why")
+    sync_api.expect(panel.locator(".explain")).to_be_visible(timeout=UI_TIMEOUT_MS)
+    probe = next(run for run in listing["runs"] if run["folder"] == "reverse")["probes"][0]
+    words = probe["source"].split()
+    chips = panel.locator(".out-token")
+    sync_api.expect(chips).to_have_count(len(words) + 1)
+    probabilities = chips.evaluate_all("chips => chips.map(c => +c.dataset.probability)")
+    entropies = chips.evaluate_all("chips => chips.map(c => +c.dataset.entropy)")
+    assert all(0 < p <= 1 for p in probabilities) and all(e >= 0 for e in entropies)
+    chips.nth(1).hover()
+    top = chips.nth(1).locator(".top5")
+    sync_api.expect(top).to_be_visible()
+    sync_api.expect(top.locator("tr.alternative")).to_have_count(5)
+    assert _aligned_share(panel, len(words) + 1) >= 0.9
+    chips.nth(0).click()
+    page.mouse.move(0, 0)  # the top-5 box closes: the screenshot shows the source colours under it
+    _docs_image(panel.locator(".explain"), "attribution")
+
+    frame.locator("section.typed select[data-control=typed-run]").select_option("reverse")
+    sentence = "s1 s2 s3 s4 s5 s6"
+    frame.locator("input.sentence-input").fill(sentence)
+    frame.locator("section.typed button.primary").click()
+    typed = frame.locator(".typed-result .explain")
+    sync_api.expect(typed).to_be_visible(timeout=UI_TIMEOUT_MS)
+    sync_api.expect(frame.locator(".translation-text")).to_have_text("s6 s5 s4 s3 s2 s1")
+    sync_api.expect(typed.locator(".out-token")).to_have_count(7)
+    assert _aligned_share(typed, 7) >= 0.9
+
+
+def test_a_knock_out_changes_the_log_probabilities_and_undo_restores_them(explained_page, explained):
+    page = explained_page
+    url, _ = explained
+    frame = _open(page, url)
+    frame.locator("section.typed select[data-control=typed-run]").select_option("reverse")
+    frame.locator("input.sentence-input").fill("s3 s1 s4 s1 s5 s9")
+    frame.locator("section.typed button.primary").click()
+    typed = frame.locator(".typed-result .explain")
+    sync_api.expect(typed).to_be_visible(timeout=UI_TIMEOUT_MS)
+    chips = typed.locator(".out-token")
+
+    def probabilities() -> list[float]:
+        return frame.locator(".typed-result .out-token").evaluate_all(
+            "c => c.map(x => +x.dataset.probability)"
+        )
+
+    before = probabilities()
+    frame.locator(".typed-result input.head-off[data-kind=cross][data-head='0']").check()
+    frame.locator(".typed-result button.knock-out").click()
+    deltas = frame.locator(".typed-result td.delta")
+    sync_api.expect(deltas).to_have_count(chips.count(), timeout=UI_TIMEOUT_MS)
+    changes = deltas.evaluate_all("cells => cells.map(c => +c.dataset.value)")
+    assert max(abs(change) for change in changes) > 0.01  # the head mattered to some token
+    after = frame.locator(".typed-result td.after").evaluate_all("cells => cells.map(c => +c.textContent)")
+    assert after != pytest.approx([np.log(p) for p in before], abs=1e-3)
+    _docs_image(frame.locator(".typed-result .knockout").locator(".."), "knockout")
+
+    frame.locator(".typed-result button.undo").click()
+    sync_api.expect(frame.locator(".typed-result .knockout-result.empty")).to_be_visible(
+        timeout=UI_TIMEOUT_MS
+    )
+    assert probabilities() == pytest.approx(before, abs=1e-6)  # every head back: the same numbers
+
+    frame.locator(".typed-result input.top-k").fill("2")
+    frame.locator(".typed-result button.keep-top").click()  # keep the 2 most important of 6 heads
+    sync_api.expect(frame.locator(".typed-result .knockout-summary")).to_contain_text(
+        "4 head(s) off", timeout=UI_TIMEOUT_MS
+    )
+    sync_api.expect(frame.locator(".typed-result input.head-off:checked")).to_have_count(4)
+
+
+def test_a_64_token_probe_renders_its_matrices_within_two_seconds(explained_page, explained):
+    page = explained_page
+    url, listing = explained
+    frame = _open(page, url)
+    frame.locator("select[data-control=run]").select_option(_run_name(listing, "long"))
+    panel = frame.locator("section.panel")
+    sync_api.expect(panel.locator("svg.head-view g.token[data-side=key]")).to_have_count(
+        LONG, timeout=UI_TIMEOUT_MS
+    )
+    inner = _frame(page)
+    for kind in ("cross", "encoder_self"):
+        frame.locator("button[data-view=raw]").click()
+        frame.locator(f"button[data-kind={kind}]").click()
+        sync_api.expect(panel.locator(".meta")).to_contain_text("layer 1", timeout=UI_TIMEOUT_MS)
+        started = inner.evaluate("performance.now()")
+        frame.locator("button[data-view=rollout]").click()
+        sync_api.expect(frame.locator("section.panel.rollout svg.matrix rect.cell")).to_have_count(
+            LONG * LONG, timeout=UI_TIMEOUT_MS
+        )
+        took = inner.evaluate("performance.now()") - started
+        print(f"{kind}: {LONG}x{LONG} rollout drawn {took:.0f} ms after the click (page time)")
+        assert took < 2000
+    box = frame.locator("section.panel.rollout .matrix-scroll")
+    assert box.evaluate("b => b.scrollHeight > b.clientHeight")  # a long matrix scrolls instead of growing
+    frame.locator("section.panel.rollout input.zoom").fill("2")
+    width = frame.locator("section.panel.rollout svg.matrix").evaluate("s => s.width.baseVal.value")
+    assert width > LONG * 8 * 2  # zoomed in

@@ -145,6 +145,7 @@ export function headView(record, layer, hidden, focus, onFocus, captions) {
         width: TEXT_WIDTH - 4,
         height: ROW - 2,
         rx: 3,
+        fill: '#ff9800', // also in the attributes: an exported SVG carries no stylesheet
         class: 'token-box',
       });
       const text = svg('text', {x: anchor === 'end' ? x - 6 : x + 6, y: y(index) + 5, 'text-anchor': anchor});
