@@ -77,11 +77,18 @@ PER_POSITION = eos_counted(0.08, 12)  # 0.151: a per-position predictor on rever
 PER_POSITION_REASON = (
     "a per-position predictor's level on 12 symbols, 0.08 of them with the EOS counted: (12 x 0.08 + 1) / 13"
 )
+
+
+def set_now(**fields) -> Rule:
+    """A rule in the form set by SET_IN on SET_ON (every rule of today shares that change)."""
+    return Rule(set_on=SET_ON, set_in=SET_IN, **fields)
+
+
 FIRST_RULES = "61c5963 (code) and 5cf5c64 (docs), 2026-11-29, before its runs: real above 2 pooled sd"
 WELCH_RULES = "1b665c7, 2026-11-30, after its runs: Welch two-sided p < 0.05 plus the sign, sweep-wide floor"
 TOST_RULES = "c1fe982, 2026-12-02, after its runs: Welch one-sided; TOST against a margin"
 
-ATTENTION = Rule(
+ATTENTION = set_now(
     metric="validation token accuracy",
     better="attention",
     worse="no attention",
@@ -94,11 +101,9 @@ ATTENTION = Rule(
     ),
     floor=PER_POSITION,
     floor_reason=PER_POSITION_REASON,
-    set_on=SET_ON,
-    set_in=SET_IN,
     history=f"{FIRST_RULES}, with the levels <= 0.151 and >= 0.954; {WELCH_RULES}; {TOST_RULES}",
 )
-FFN = Rule(
+FFN = set_now(
     metric="share of the 841 facts recalled (validation exact-match), 1 layer, lookup table",
     better="FFN on",
     worse="FFN off",
@@ -110,11 +115,9 @@ FFN = Rule(
     ),
     floor=0.10,
     floor_reason="a tenth of the facts; chance is 1/29 = 0.034",
-    set_on=SET_ON,
-    set_in=SET_IN,
     history=f"{FIRST_RULES}, and >= 0.10; {WELCH_RULES}; {TOST_RULES}",
 )
-RESIDUAL = Rule(
+RESIDUAL = set_now(
     metric="validation token accuracy at the deepest depth, post-LN",
     better="with the Add",
     worse="without the Add",
@@ -127,11 +130,9 @@ RESIDUAL = Rule(
     ),
     floor=PER_POSITION,
     floor_reason=PER_POSITION_REASON,
-    set_on=SET_ON,
-    set_in=SET_IN,
     history=f"{FIRST_RULES}, with >= 0.90 and >= 0.30; {WELCH_RULES}; {TOST_RULES}",
 )
-NORM = Rule(
+NORM = set_now(
     metric="validation token accuracy at the largest learning rate",
     better="the claimed winner",
     worse="the claimed loser",
@@ -142,13 +143,11 @@ NORM = Rule(
     ),
     floor=PER_POSITION,
     floor_reason=PER_POSITION_REASON,
-    set_on=SET_ON,
-    set_in=SET_IN,
     history=f"{FIRST_RULES}: holds if both halves, does not hold if neither, inconclusive if one; "
     f"{WELCH_RULES}; {TOST_RULES}, does not hold if either half shown absent (uncorrected)",
 )
 HEADS_TARGET = 0.99  # token accuracy whose steps the heads rule compares when both arms reach it
-HEADS = Rule(
+HEADS = set_now(
     metric="validation token accuracy",
     better="4 heads",
     worse="1 head",
@@ -160,12 +159,10 @@ HEADS = Rule(
     steps_margin_epochs=2,
     floor=0.5,
     floor_reason="half the answers right: far above the recall plateau (~0.2), far below a solved task",
-    set_on=SET_ON,
-    set_in=SET_IN,
     history=f"{FIRST_RULES}: holds if 4 heads win, else 'does not hold at this scale', which its own "
     f"caveat read as 'no head count learned the task'; {WELCH_RULES}; {TOST_RULES}",
 )
-HEADS_TEXT = Rule(
+HEADS_TEXT = set_now(
     metric="validation chrF (greedy)",
     better="8 heads",
     worse="1 head",
@@ -179,8 +176,6 @@ HEADS_TEXT = Rule(
         "every degenerate output scores below it on Tatoeba eng-fra: the source copied 13.4, one fixed "
         "sentence <= 8.2; the trained preset 56-58"
     ),
-    set_on=SET_ON,
-    set_in=SET_IN,
     history="21e5693, 2026-11-30, before its runs: holds at Welch two-sided p < 0.05 (8 higher), does not "
     f"hold if 1 head higher at p < 0.05, floor 20 chrF; {TOST_RULES}",
 )
