@@ -23,7 +23,15 @@ from tx_keras.data.line_counts import new_counts
 from tx_keras.data.parallel_corpus import read_pairs
 from tx_keras.data.prepared_corpus import prepare_corpus
 from tx_keras.data.text_format import TextFormat
-from tx_keras.data.text_rule import WHITESPACE, clean_text, refusal
+from tx_keras.data.text_rule import (
+    CONTROL,
+    INVALID_UTF8,
+    WHITESPACE,
+    RefusedText,
+    apply_text_rule,
+    clean_text,
+    refusal,
+)
 from tx_keras.data.text_tokenizer import TextTokenizer
 from tx_keras.data.vocabulary import Vocabulary
 from tx_keras.data.vocabulary_learning import learn_vocabulary
@@ -189,3 +197,33 @@ def test_kept_text_round_trips_through_its_vocabulary(data, kind, lowercase):
 @given(corpora(), st.sampled_from(["wordpiece", "characters"]), st.booleans())
 def test_kept_text_round_trips_through_its_vocabulary_slow(data, kind, lowercase):
     _check_tokenizable(data, kind, lowercase)
+
+
+_TYPED = st.one_of(
+    st.text(st.one_of(_CHARACTERS, st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)), max_size=30),
+    st.binary(max_size=30),
+)
+
+
+def _check_typed(sentence: str | bytes, lowercase: bool) -> None:
+    """A typed sentence (tx-translate, the Attention tab) is cleaned as training text, or refused in one
+    line (a UserError the commands print as such), never an error of another kind."""
+    try:
+        cleaned = apply_text_rule(sentence, lowercase)
+    except RefusedText as refused:
+        assert "\n" not in str(refused) and refused.reason in (CONTROL, INVALID_UTF8)
+        return
+    assert refusal(cleaned) is None and clean_text(cleaned, lowercase) == cleaned
+
+
+@settings(DEFAULT, max_examples=200)
+@given(_TYPED, st.booleans())
+def test_a_typed_sentence_is_cleaned_or_refused_in_one_line(sentence, lowercase):
+    _check_typed(sentence, lowercase)
+
+
+@pytest.mark.slow
+@settings(SLOW, max_examples=2000)
+@given(_TYPED, st.booleans())
+def test_a_typed_sentence_is_cleaned_or_refused_in_one_line_slow(sentence, lowercase):
+    _check_typed(sentence, lowercase)
