@@ -15,7 +15,7 @@ from tx_keras.data.task_config import register_schemas
 from tx_keras.export.export_config import ExportConfig
 from tx_keras.models.model_config import ModelConfig
 from tx_keras.training.logging_config import LoggingConfig
-from tx_keras.training.run_config import RunKeys
+from tx_keras.training.run.run_config import RunKeys
 from tx_keras.training.trainer_config import TrainerConfig
 
 

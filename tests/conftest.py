@@ -219,7 +219,7 @@ def copy_model():
     for the decoders' tests. Returns (model, test source ids)."""
     from tx_keras.data import build_task, make_dataset
     from tx_keras.models import ModelConfig, Transformer
-    from tx_keras.training.masked_loss import MaskedCrossEntropy
+    from tx_keras.training.step.masked_loss import MaskedCrossEntropy
 
     keras.utils.set_random_seed(0)
     cfg = {"name": "copy", "seed": 0, "vocab_size": 8, "length": 6, "min_length": 3}

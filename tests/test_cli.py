@@ -7,7 +7,7 @@ import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 
 from tests.conftest import TINY
-from tx_keras.training.precision import resolve_precision
+from tx_keras.training.step.precision import resolve_precision
 
 
 def _tags(folder):

@@ -10,8 +10,8 @@ from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
 from tests.conftest import TINY, tx_train
-from tx_keras.config_check import check_components, check_config
 from tx_keras.launch.error_line import error_line
+from tx_keras.training.run.config_check import check_components, check_config
 from tx_keras.user_error import ConfigError
 
 
@@ -243,7 +243,8 @@ def test_auto_length_penalty_is_accepted_on_real_text(compose_config):
 def test_the_check_imports_no_tensorflow_and_leaves_a_users_class_to_the_component_check(compose_config):
     """tx-train checks before TensorFlow starts (a typo fails in about a second): the module must not
     import it, and a user's import path, which only an import can check, waits for check_components."""
-    probe = "import sys, tx_keras.config_check; print(sorted({'tensorflow', 'keras'} & set(sys.modules)))"
+    probe = "import sys, tx_keras.training.run.config_check\n"
+    probe += "print(sorted({'tensorflow', 'keras'} & set(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]", result.stdout + result.stderr
     cfg = compose_config("model.attention_impl=no_such_package.Attention")
@@ -255,8 +256,8 @@ def test_the_check_imports_no_tensorflow_and_leaves_a_users_class_to_the_compone
 
 
 def test_a_run_checks_its_config_once(compose_config, tmp_path, monkeypatch):
-    """tx-train's one check per job (training/job.py): not again in the run, nor in the command."""
-    import tx_keras.training.job as job
+    """tx-train's one check per job (training/run/job.py): not again in the run, nor in the command."""
+    import tx_keras.training.run.job as job
 
     calls = []
 

@@ -13,7 +13,7 @@ from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, load_checkpoint
 from tx_keras.training.callbacks.cooldown_clock import CooldownClock
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
 from tx_keras.training.callbacks.update_count import UpdateCount
-from tx_keras.training.learning_rate import ConstantSchedule, Cooldown, NoamSchedule, build_schedule
+from tx_keras.training.step.learning_rate import ConstantSchedule, Cooldown, NoamSchedule, build_schedule
 from tx_keras.training.trainer_config import TrainerConfig
 
 

@@ -8,7 +8,7 @@ from hydra import compose, initialize_config_module
 
 from tests.conftest import TINY
 from tx_keras.training.callbacks.time_budget import TimeBudget, process_cpu_seconds
-from tx_keras.training.job import run_job
+from tx_keras.training.run.job import run_job
 
 
 def test_a_cpu_budget_ends_training_after_its_first_step_and_says_so(tmp_path):

@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from tx_keras.diagnostics import attention_entropy, gradient_norms_by_layer, layer_of, rank_collapse_ratio
 from tx_keras.models import ModelConfig, Transformer
-from tx_keras.training.masked_loss import MaskedCrossEntropy
+from tx_keras.training.step.masked_loss import MaskedCrossEntropy
 
 
 def test_rank_collapse_is_zero_for_identical_tokens_and_clearly_positive_for_random_ones():

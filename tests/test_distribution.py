@@ -22,11 +22,11 @@ from hydra import compose, initialize_config_module
 from tensorboard.compat.proto.tensor_pb2 import TensorProto
 
 from tests.event_points import event_points
-from tx_keras.config_check import check_config
+from tx_keras.training.run.config_check import check_config
 from tx_keras.data.batching.replica_batches import padded_rows, process_share
 from tx_keras.run_folder.resume import STEP_LOSS_TAG
-from tx_keras.training.process_group import ProcessGroup
-from tx_keras.training.stop_signals import INTERRUPTED_EXIT_CODE
+from tx_keras.training.processes.process_group import ProcessGroup
+from tx_keras.training.processes.stop_signals import INTERRUPTED_EXIT_CODE
 from tx_keras.user_error import ConfigError, UserError
 
 # 20 optimizer steps of 8 pairs, one per-step loss point each; float32 so that the summation order of a

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tx_keras.training.fused_adam import FusedAdam
+from tx_keras.training.step.fused_adam import FusedAdam
 
 
 def _model() -> keras.Model:

@@ -10,7 +10,7 @@ from omegaconf import OmegaConf
 
 from tx_keras.export.export_config import ExportConfig
 from tx_keras.training.logging_config import LoggingConfig
-from tx_keras.training.run_config import RunKeys
+from tx_keras.training.run.run_config import RunKeys
 from tx_keras.training.trainer_config import TrainerConfig
 
 CONF = Path(__file__).parents[1] / "conf"

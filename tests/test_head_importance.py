@@ -11,7 +11,7 @@ from tests.float_tolerance import FLOAT32
 from tx_keras.diagnostics.head_importance import attention_layers, head_importance, head_masked
 from tx_keras.models import ModelConfig, Transformer
 from tx_keras.training.callbacks.head_importance import heat_map
-from tx_keras.training.masked_loss import MaskedCrossEntropy
+from tx_keras.training.step.masked_loss import MaskedCrossEntropy
 
 
 def _model(impl: str) -> tuple[Transformer, tuple[np.ndarray, np.ndarray], np.ndarray]:

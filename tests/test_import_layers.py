@@ -34,7 +34,7 @@ LEVELS: tuple[tuple[str, ...], ...] = (
     ("decoding", "diagnostics"),
     ("export", "evaluation"),
     # The run: its config tree, the checks, the step, the processes, the callbacks and the job above them.
-    ("training", "config_check", "conf"),
+    ("training", "conf"),
     # Consumers of runs: the benchmark, the comparisons and claims, the TensorBoard plugin, Hydra's callbacks.
     ("benchmark", "comparison", "claims", "explorer", "launch"),
     ("cli",),  # the commands, one module each
@@ -155,15 +155,15 @@ def test_the_blocks_leave_the_machine_to_the_kernels():
 
 
 def test_only_the_job_imports_the_run_orchestrator():
-    """training/run.py imports every package below the commands: a module that needs one of its pieces
-    (tx-bench's real path needed compile_model) imports that piece's own module instead."""
+    """training/run/orchestrator.py imports every package below the commands: a module that needs one of its
+    pieces (tx-bench's real path needed compile_model) imports that piece's own module instead."""
     importers = {
         _module_name(path)
         for path, source in _sources().items()
         for name, _ in imported_names(source, _module_name(path), path.name == "__init__.py")
-        if name == "tx_keras.training.run" or name.startswith("tx_keras.training.run.")
+        if name.startswith("tx_keras.training.run.orchestrator")
     }
-    assert importers == {"tx_keras.training.job"}
+    assert importers == {"tx_keras.training.run.job"}
 
 
 def test_the_walk_allows_imports_downwards_and_within_a_level():

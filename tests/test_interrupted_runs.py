@@ -18,7 +18,7 @@ from tensorboard.compat.proto.event_pb2 import Event
 from tests.event_points import event_points
 from tx_keras.run_folder.disk_fault import DISK_FAULT_EXIT_CODE
 from tx_keras.run_folder.resume import STEP_LOSS_TAG
-from tx_keras.training.stop_signals import INTERRUPTED_EXIT_CODE
+from tx_keras.training.processes.stop_signals import INTERRUPTED_EXIT_CODE
 
 # End to end, as a user meets it: tiny, deterministic, with dropout; 64 steps an epoch, so that a SIGTERM
 # sent once epoch 2 is under way lands inside it.

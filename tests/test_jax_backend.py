@@ -31,7 +31,7 @@ def _small_model():
     the schedule is `model.schedule`."""
     from tx_keras.data import build_task
     from tx_keras.models import ModelConfig, Transformer
-    from tx_keras.training.model_compile import compile_model
+    from tx_keras.training.step.model_compile import compile_model
     from tx_keras.training.trainer_config import TrainerConfig
 
     keras.utils.set_random_seed(0)

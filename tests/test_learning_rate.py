@@ -1,11 +1,11 @@
-"""The learning-rate schedules (training/learning_rate.py): trainer.schedule picks one; the constant
+"""The learning-rate schedules (training/step/learning_rate.py): trainer.schedule picks one; the constant
 schedule's warm-up and serialization."""
 
 import keras
 import pytest
 from keras import ops
 
-from tx_keras.training.learning_rate import ConstantSchedule, NoamSchedule, build_schedule
+from tx_keras.training.step.learning_rate import ConstantSchedule, NoamSchedule, build_schedule
 from tx_keras.training.trainer_config import TrainerConfig
 from tx_keras.user_error import ConfigError
 

@@ -15,7 +15,7 @@ from tx_keras.training.callbacks.attention_maps import epochs_to_log
 from tx_keras.training.callbacks.early_stopping import EarlyStopping
 from tx_keras.training.callbacks.logged_epochs import LoggedEpochs
 from tx_keras.training.callbacks.time_budget import TimeBudget
-from tx_keras.training.masked_loss import MaskedCrossEntropy
+from tx_keras.training.step.masked_loss import MaskedCrossEntropy
 
 EPOCHS = 30  # > 20: logging.attention_maps=auto logs the first and the last (configured) epoch
 

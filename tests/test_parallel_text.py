@@ -289,7 +289,7 @@ def test_data_path_is_required(tmp_path):
 def test_the_tatoeba_preset_composes_and_passes_the_config_check():
     from hydra import compose, initialize_config_module
 
-    from tx_keras.config_check import check_config
+    from tx_keras.training.run.config_check import check_config
 
     with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
         cfg = compose(config_name="config", overrides=["experiment=tatoeba_small", "data.path=pairs.tsv"])

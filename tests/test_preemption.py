@@ -21,10 +21,10 @@ from tx_keras.training.callbacks.epoch_variable import EpochVariable
 from tx_keras.training.callbacks.live_state import sync_variables
 from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
 from tx_keras.training.callbacks.time_budget import SPENT_KEY, TimeBudget
-from tx_keras.training.masked_accuracy import MaskedAccuracy
-from tx_keras.training.masked_loss import MaskedCrossEntropy
-from tx_keras.training.stop_signals import Interrupted, StopSignals
-from tx_keras.training.token_mean_loss import TokenMeanLoss
+from tx_keras.training.processes.stop_signals import Interrupted, StopSignals
+from tx_keras.training.step.masked_accuracy import MaskedAccuracy
+from tx_keras.training.step.masked_loss import MaskedCrossEntropy
+from tx_keras.training.step.token_mean_loss import TokenMeanLoss
 
 VOCAB, LENGTH, ROWS, BATCH, EPOCHS = 12, 6, 80, 8, 2  # 10 steps an epoch
 STEPS = ROWS // BATCH
@@ -51,7 +51,8 @@ def _model(seed):
 
 
 def _fit(model, folder, checkpoint=None, extra=(), batching="fixed"):
-    """fit() as training/run.py wires it: the epoch variable drives the order, the mid-epoch callback last."""
+    """fit() as training/run/orchestrator.py wires it: the epoch variable drives the order, the mid-epoch
+    callback last."""
     initial = checkpoint.epoch if checkpoint else 0
     epoch = tf.Variable(initial, dtype=tf.int64, trainable=False)
     mid_epoch = MidEpochCheckpoint(folder / "last.npz", checkpoint, None, enabled=True)
@@ -136,7 +137,7 @@ def test_outside_training_a_signal_stops_at_once_and_restores_the_handlers():
 def test_a_second_signal_exits_at_once():
     code = (
         "import os, signal, time\n"
-        "from tx_keras.training.stop_signals import StopSignals\n"
+        "from tx_keras.training.processes.stop_signals import StopSignals\n"
         "with StopSignals() as signals:\n"
         "    signals.training = True\n"  # the first one only asks for a stop at the next step
         "    os.kill(os.getpid(), signal.SIGTERM)\n"

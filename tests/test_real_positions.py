@@ -13,9 +13,9 @@ import tx_keras.models.transformer as transformer_module
 from tests.float_tolerance import FLOAT32
 from tx_keras.models import ModelConfig, Transformer
 from tx_keras.models.real_positions import can_gather, flat_index, gathered_logits
-from tx_keras.training.masked_accuracy import MaskedAccuracy
-from tx_keras.training.masked_loss import MaskedCrossEntropy
-from tx_keras.training.token_mean_loss import TokenMeanLoss
+from tx_keras.training.step.masked_accuracy import MaskedAccuracy
+from tx_keras.training.step.masked_loss import MaskedCrossEntropy
+from tx_keras.training.step.token_mean_loss import TokenMeanLoss
 
 VOCAB = 17
 

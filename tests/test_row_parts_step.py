@@ -15,8 +15,8 @@ from tests.float_tolerance import FLOAT32
 from tests.test_real_positions import _batch, _model
 from tx_keras.models.row_parts_step import auto_parts, row_parts
 from tx_keras.runtime import thread_pools
-from tx_keras.training import step_threads
-from tx_keras.training.step_threads import plan_step_threads, planned_parts
+from tx_keras.training.step import step_threads
+from tx_keras.training.step.step_threads import plan_step_threads, planned_parts
 from tx_keras.training.trainer_config import TrainerConfig
 
 

@@ -100,9 +100,11 @@ def test_the_start_up_path_and_the_config_check_constants_import_no_tensorflow()
     training's, the pipeline's or the layers' Keras modules."""
     code = (
         "import sys\n"
-        "import tx_keras.run_folder.resume_argv, tx_keras.training.job, tx_keras.training.trainer_config\n"
+        "import tx_keras.run_folder.resume_argv, tx_keras.training.run.job\n"
+        "import tx_keras.training.trainer_config\n"
         "import tx_keras.run_folder.checkpoint, tx_keras.run_folder.summary, tx_keras.run_folder.overrides\n"
-        "import tx_keras.config_check, tx_keras.data.batching, tx_keras.components, tx_keras.norm_placement\n"
+        "import tx_keras.training.run.config_check, tx_keras.data.batching, tx_keras.components\n"
+        "import tx_keras.norm_placement\n"
         "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

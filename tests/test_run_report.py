@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tx_keras.runtime.cpu_share import CpuShare
-from tx_keras.training.run_report import headline_metrics, run_report
+from tx_keras.training.run.report import headline_metrics, run_report
 
 
 def _report(stdout: str) -> list[str]:
@@ -34,7 +34,7 @@ def test_report_names_the_folder_the_scores_and_the_next_commands(tiny_run):
         assert float(text) == round(summary["metrics"][name], 4), name
     trained = next(line for line in report if line.startswith("  trained:"))
     assert "2 of 2 epochs in " in trained
-    # tx-train cuts the step into two row parts on 2 cores (training/step_threads.py), else keeps it whole
+    # tx-train cuts the step into two row parts on 2 cores (training/step/step_threads.py), else one
     assert summary["step_parts"] == (2 if len(os.sched_getaffinity(0)) == 2 else 1)
     parts = f", each step's rows in {summary['step_parts']} parts side by side" * (summary["step_parts"] > 1)
     steps = f", {summary['optimizer_steps']:,} optimizer steps in {summary['precision']}{parts};"

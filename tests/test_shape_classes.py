@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import pytest
 from hydra import compose, initialize_config_module
 
-from tx_keras.config_check import ConfigError, check_config
 from tx_keras.data.batching.shape_classes import COMPILED_CLASSES, shape_classes
+from tx_keras.training.run.config_check import ConfigError, check_config
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tx_keras.training.sparse_cross_entropy import sparse_cross_entropy
+from tx_keras.training.step.sparse_cross_entropy import sparse_cross_entropy
 
 
 def _losses_and_grads(loss, labels, logits, weights):

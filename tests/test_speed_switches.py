@@ -10,15 +10,15 @@ import tensorflow as tf
 from keras import ops
 
 from tests.float_tolerance import FLOAT32
-from tx_keras.config_check import ConfigError, check_config
 from tx_keras.decoding.cached_greedy import cached_greedy_decoder
 from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.layers import MultiHeadAttention
 from tx_keras.models import ModelConfig, Transformer
 from tx_keras.runtime import cpu_flags
-from tx_keras.training import precision
-from tx_keras.training.masked_loss import MaskedCrossEntropy
-from tx_keras.training.precision import precision_policy, resolve_precision
+from tx_keras.training.run.config_check import ConfigError, check_config
+from tx_keras.training.step import precision
+from tx_keras.training.step.masked_loss import MaskedCrossEntropy
+from tx_keras.training.step.precision import precision_policy, resolve_precision
 
 RNG = np.random.default_rng(0)
 KEY_MASK = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], bool)
@@ -161,7 +161,7 @@ def test_a_run_on_a_bf16_cpu_builds_its_model_in_the_precision_auto_gives_its_st
     from hydra import compose, initialize_config_module
 
     from tx_keras.data import build_task
-    from tx_keras.training.model_build import build_and_compile
+    from tx_keras.training.run.model_build import build_and_compile
 
     _cpuinfo_flags(monkeypatch, tmp_path, "avx2 avx512f avx512_bf16")
     with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from tx_keras.training.stage import WallTimer, stage
+from tx_keras.training.run.stage import WallTimer, stage
 
 
 class _Timer(WallTimer):

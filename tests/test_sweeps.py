@@ -95,7 +95,7 @@ def sweep_with_a_bad_value(ahead):
 
 
 def test_a_job_with_a_bad_config_value_is_recorded_and_the_sweep_goes_on(sweep_with_a_bad_value):
-    """The config check runs once per job, inside the job (training/job.py): a sweep records the bad job."""
+    """The config check runs once per job, inside the job (training/run/job.py): a sweep records the bad job."""
     result, root = sweep_with_a_bad_value
     assert result.returncode == 3, result.stderr[-2000:]
     statuses = {name.split("_")[0]: summary for name, summary in _summaries(root / "sweep").items()}
@@ -203,9 +203,9 @@ def test_optuna_sweeper_runs_seeded_trials(tmp_path):
 def test_every_ready_sweep_composes_and_the_depth_sweep_builds_matching_stacks():
     from hydra import compose, initialize_config_module
 
-    from tx_keras.config_check import check_config
+    from tx_keras.training.run.config_check import check_config
     from tx_keras.data import build_task
-    from tx_keras.training.model_build import build_model
+    from tx_keras.training.run.model_build import build_model
 
     with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
         for name in ("smoke", "heads", "depth_residual", "norm", "ffn", "optuna"):

@@ -8,9 +8,9 @@ import pytest
 import tensorflow as tf
 from tensorflow.python.eager import context
 
-from tx_keras.training.masked_accuracy import MaskedAccuracy
-from tx_keras.training.masked_loss import MaskedCrossEntropy
-from tx_keras.training.token_mean_loss import TokenMeanLoss
+from tx_keras.training.step.masked_accuracy import MaskedAccuracy
+from tx_keras.training.step.masked_loss import MaskedCrossEntropy
+from tx_keras.training.step.token_mean_loss import TokenMeanLoss
 
 VOCAB = 7
 

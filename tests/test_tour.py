@@ -14,7 +14,7 @@ from hydra import compose, initialize_config_module
 
 from tests.conftest import tx_train
 from tx_keras.cli.translate import _parser as _translate_parser
-from tx_keras.config_check import check_config
+from tx_keras.training.run.config_check import check_config
 
 ROOT = Path(__file__).parent.parent
 TOUR = ROOT / "docs" / "tour.md"

@@ -12,9 +12,9 @@ from tx_keras.decoding.greedy import greedy_decoder
 from tx_keras.evaluation.exact_match import exact_match
 from tx_keras.models import ModelConfig, Transformer
 from tx_keras.most_likely import most_likely
-from tx_keras.training.learning_rate import NoamSchedule
-from tx_keras.training.masked_accuracy import MaskedAccuracy
-from tx_keras.training.masked_loss import MaskedCrossEntropy
+from tx_keras.training.step.learning_rate import NoamSchedule
+from tx_keras.training.step.masked_accuracy import MaskedAccuracy
+from tx_keras.training.step.masked_loss import MaskedCrossEntropy
 
 
 def test_noam_schedule_warms_up_then_decays():

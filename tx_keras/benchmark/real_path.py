@@ -3,7 +3,7 @@ callbacks, on a generated corpus (no download), timed over a whole epoch after a
 
 Each row trains in a fresh worker process (worker_process.py), started as tx-train starts a run: TensorFlow
 sizes its thread pools once per process, when its runtime starts, and tx-train chooses them for the run
-before that (training/step_threads.py: one intra-op thread and a step in two row parts on 2 cores). A row
+before that (training/step/step_threads.py: one intra-op thread and a step in two row parts on 2 cores). A row
 that stands for a user's run must start the same way; a row on TensorFlow's default pools is its peer
 (real_path_race.py).
 """
@@ -35,8 +35,8 @@ from tx_keras.runtime.thread_pools import inter_op_threads, intra_op_threads
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 from tx_keras.training.callbacks.epoch_scalars import EpochScalars
 from tx_keras.training.callbacks.epoch_variable import EpochVariable
-from tx_keras.training.model_compile import compile_model
-from tx_keras.training.precision import precision_policy
+from tx_keras.training.step.model_compile import compile_model
+from tx_keras.training.step.precision import precision_policy
 
 PRESET = "tatoeba_small"
 ROW = "tx_keras.benchmark.real_path:serve_row"  # the worker's function (worker_process.py)
@@ -205,7 +205,7 @@ def real_path_row(size: RealPathSize, seed: int = 0, every_position: bool = Fals
 def serve_row(spec: dict, channel: Channel) -> None:
     """In the worker: plan the thread pools as tx-train does (`planned_pools`) or leave TensorFlow's
     defaults, train the row, answer it with the pools it ran on."""
-    from tx_keras.training.step_threads import plan_step_threads
+    from tx_keras.training.step.step_threads import plan_step_threads
 
     pools = "thread pools: TensorFlow's defaults (not planned)"
     if spec["planned_pools"]:

@@ -6,7 +6,7 @@ interval: the pair ratios' spread is what the run can say.
 Two variants: the same model computing every position, padding included, as the peers do (`gather_worth`:
 what training on the real positions only is worth where users train), and the same row on TensorFlow's
 default thread pools, the whole batch a step (`parts_worth`: what tx-train's pools and the step in row
-parts are worth, training/step_threads.py)."""
+parts are worth, training/step/step_threads.py)."""
 
 from __future__ import annotations
 

@@ -39,9 +39,9 @@ from tx_keras.benchmark.throughput import (
     synthetic_batch,
 )
 from tx_keras.runtime.accelerators import gpu_names
-from tx_keras.training.fused_adam import FusedAdam
-from tx_keras.training.masked_loss import MaskedCrossEntropy
-from tx_keras.training.precision import cpu_has_bfloat16, precision_policy
+from tx_keras.training.step.fused_adam import FusedAdam
+from tx_keras.training.step.masked_loss import MaskedCrossEntropy
+from tx_keras.training.step.precision import cpu_has_bfloat16, precision_policy
 
 
 def supported_precisions() -> list[str]:

@@ -36,8 +36,8 @@ def _train(cfg: DictConfig) -> float:
 
     from tx_keras.run_folder.disk_fault import exit_on_disk_fault
     from tx_keras.run_folder.run_lock import RunFolderInUse, hold, release
-    from tx_keras.training.job import run_job, set_thread_budget
-    from tx_keras.training.stop_signals import INTERRUPTED_EXIT_CODE, Interrupted, StopSignals
+    from tx_keras.training.processes.stop_signals import INTERRUPTED_EXIT_CODE, Interrupted, StopSignals
+    from tx_keras.training.run.job import run_job, set_thread_budget
     from tx_keras.user_error import UserError
 
     hydra_cfg = HydraConfig.get()

@@ -6,7 +6,7 @@ run's, without `seed`), the mean of each metric under the metric's own column (`
 runs write it), and `status` "group of 3 seeds, sd <metric> 0.0434" for the compared metric. Filtering the
 status column shows the groups alone or the runs alone.
 
-Why the sd and n are in the status text: every run declares its own HParams columns (training/hparams.py)
+Why the sd and n are in the status text: every run declares its own HParams columns (training/run/hparams.py)
 and TensorBoard shows the columns of the first declaration it meets, a run's in practice (checked over
 HTTP, also with a declaration of every column at the folder's root), so columns only groups declare stay
 hidden. The sd of every metric and n are scalars of the group's session too (`group/<metric>_sd`,
@@ -24,7 +24,7 @@ from tensorboard.plugins.hparams import api as hp
 
 from tx_keras.comparison.groups import Group, metric_summary
 from tx_keras.run_folder.summary import summary_or_none
-from tx_keras.training.hparams import flatten_hparams
+from tx_keras.training.run.hparams import flatten_hparams
 
 FOLDER = "by_setting"
 _MARKER = ".written_by_tx_compare"  # only a folder with it is ever replaced

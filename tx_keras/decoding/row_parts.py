@@ -26,7 +26,7 @@ MOST_PARTS = 2
 def concurrent_loops() -> int:
     """How many decoding loops TensorFlow can run at once: its inter-op threads (`tf.config.threading`'s
     setting, else TF_NUM_INTEROP_THREADS, else one per usable core, TensorFlow's own default), at most
-    MOST_PARTS. A sweep job with one inter-op thread (training/job.py) decodes in one loop."""
+    MOST_PARTS. A sweep job with one inter-op thread (training/run/job.py) decodes in one loop."""
     return max(1, min(inter_op_threads(), MOST_PARTS))
 
 

@@ -28,7 +28,7 @@ from omegaconf import DictConfig, read_write
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH
 from tx_keras.run_folder.run_marker import MARKER_NAME
 from tx_keras.run_folder.summary import SUMMARY_NAME
-from tx_keras.training.process_group import ProcessGroup
+from tx_keras.training.processes.process_group import ProcessGroup
 from tx_keras.user_error import UserError
 
 # What a starting run reads from its folder: whether it is done, the config it started with, where it was.

@@ -6,7 +6,7 @@ hand-offs between the pools cost CPU of their own. With one intra-op thread and 
 each part's forward and backward pass is a chain of ops that one core runs on its own, and both cores stay
 busy; the same parts under the default pools were slower, and one intra-op thread without parts no faster
 (docs/decisions/row-parts.md): the parts and the pools go together, which is why the parts follow the pools
-here and the commands set the pools (training/step_threads.py); a library sets no threads in its host.
+here and the commands set the pools (training/step/step_threads.py); a library sets no threads in its host.
 
 The objective is the same: the loss says it is a token mean (`token_mean = True`: the sum of its
 per-token losses over the real labels, divided by their count), so each part's mean is weighted by its

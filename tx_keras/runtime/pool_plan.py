@@ -7,7 +7,7 @@ its ops to another thread; under TensorFlow's defaults (one thread per core in b
 time instead (docs/decisions/row-parts.md and docs/decisions/decoding-pools.md). The
 pools belong to the process, so only the commands (tx-train, tx-translate, tx-bench's workers) call this,
 never the library. A user's own TF_NUM_INTRAOP_THREADS or TF_NUM_INTEROP_THREADS (or a parallel sweep's
-thread budget, training/job.py) is left as it is, a GPU keeps the defaults, and a process whose runtime
+thread budget, training/run/job.py) is left as it is, a GPU keeps the defaults, and a process whose runtime
 runs already keeps its own pools.
 """
 

@@ -3,7 +3,7 @@ which one op splits its work, and the inter-op pool, on which independent ops ru
 
 Each is `tf.config.threading`'s setting (the commands' pool plan sets it: runtime/pool_plan.py), else
 its environment variable (read when TensorFlow's runtime starts: a user's, or a parallel sweep job's
-budget, training/job.py), else TensorFlow's own default, one thread per usable core. Decoding
+budget, training/run/job.py), else TensorFlow's own default, one thread per usable core. Decoding
 (decoding/row_parts.py) and training (models/row_parts_step.py) read them to decide how many independent
 chains of ops to build."""
 

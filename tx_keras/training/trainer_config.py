@@ -27,7 +27,7 @@ from tx_keras.config_rules import (
 from tx_keras.data.batching import BATCHING
 from tx_keras.runtime.compiled_step import step_is_compiled
 from tx_keras.runtime.keras_backend import BACKENDS, missing_backend
-from tx_keras.training.process_group import ProcessGroup
+from tx_keras.training.processes.process_group import ProcessGroup
 from tx_keras.user_error import ConfigError, UserError
 
 # The summary metrics a run can return to a sweeper (bleu, chrf: real-text tasks only).
@@ -90,7 +90,7 @@ class TrainerConfig:
     precision: str = ruled("auto", one_of("float32", "mixed_bfloat16", "mixed_float16", "auto"))
     # auto | N: row parts of a graph step (tx_keras/training/step/step_threads.py)
     step_parts: int | str = ruled("auto", auto_or_count())
-    deterministic: bool = False  # bit-identical reruns (training/determinism.py), slower
+    deterministic: bool = False  # bit-identical reruns (training/run/determinism.py), slower
     backend: str = ruled("tensorflow", _installed)  # the Keras backend: tensorflow | jax
     # none | data_parallel: every device of every process, each step's batch split between them
     distribution: str = ruled("none", one_of("none", "data_parallel"))

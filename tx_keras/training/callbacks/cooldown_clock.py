@@ -7,7 +7,7 @@ import keras
 from tx_keras.training.callbacks.live_state import sync_variables
 from tx_keras.training.callbacks.time_budget import TimeBudget
 from tx_keras.training.callbacks.update_count import UpdateCount
-from tx_keras.training.learning_rate import Cooldown
+from tx_keras.training.step.learning_rate import Cooldown
 
 
 class CooldownClock(keras.callbacks.Callback):

@@ -65,7 +65,7 @@ class EpochScalars(keras.callbacks.Callback):
 
     def _loss_metric(self) -> keras.metrics.Metric:
         """The metric behind the logs' `loss` (its `total` / `count` is the loss since the epoch began):
-        the last of that name, so a compiled per-token loss (training/token_mean_loss.py), which replaces
+        the last of that name, so a compiled per-token loss (training/step/token_mean_loss.py), which replaces
         Keras' row-weighted tracker under that key, is read rather than the tracker."""
         flat: list[keras.metrics.Metric] = []
         for metric in self.model.metrics:  # the compiled metrics sit in one container metric

@@ -18,10 +18,10 @@ import numpy as np
 
 from tx_keras.data.batching.input_batches import pipeline_counter
 from tx_keras.run_folder.checkpoint import Checkpoint, restore_metrics, save_checkpoint
-from tx_keras.training import stop_signals
 from tx_keras.training.callbacks.epoch_checkpoint import EpochCheckpoint
 from tx_keras.training.callbacks.live_state import sync_variables
-from tx_keras.training.stop_signals import Interrupted
+from tx_keras.training.processes import stop_signals
+from tx_keras.training.processes.stop_signals import Interrupted
 
 
 class MidEpochCheckpoint(keras.callbacks.Callback):

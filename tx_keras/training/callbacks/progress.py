@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 from tx_keras.training.callbacks.step_budget import StepBudget
 from tx_keras.training.callbacks.time_budget import TimeBudget
-from tx_keras.training.clock import clock
+from tx_keras.training.run.stage import clock
 
 _LOG = logging.getLogger("tx_keras.progress")
 # The epoch-log keys worth a user's eye, in this order; the rest (state for resuming) stay out.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from tx_keras.training.masked_loss import MaskedCrossEntropy
+from tx_keras.training.step.masked_loss import MaskedCrossEntropy
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")

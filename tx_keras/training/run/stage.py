@@ -8,10 +8,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tx_keras.training.clock import clock
-
 _LOG = logging.getLogger("tx_keras.run")
 HEARTBEAT_S = 30.0  # a stage that runs longer says so this often (a log shows a sign of life each minute)
+
+
+def clock(seconds: float) -> str:
+    """90 -> `1:30`, 3700 -> `1:01:40`."""
+    minutes, secs = divmod(int(round(max(seconds, 0.0))), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 class WallTimer:

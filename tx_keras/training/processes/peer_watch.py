@@ -1,13 +1,13 @@
 """A multi-process run ends on every process, in one line, as soon as one of its processes dies.
 
-JAX's processes meet in every step's collectives; when one dies the others either fail inside a
-collective with a Gloo traceback or wait until the coordination service misses its heartbeats
-(training/process_join.py: HEARTBEAT_TIMEOUT_S) and aborts them with a C++ stack trace. Neither tells
-the user what happened or what to do. So each process also holds one TCP connection to process 0 (on
-the coordinator's port + 1): the kernel closes a dead process's connections at once (kill -9 included),
-and the survivor prints one line and exits with INTERRUPTED_EXIT_CODE, the code of a run that the same
-command resumes from its last checkpoint. (A machine that vanishes without closing its connections is
-still caught by JAX's heartbeat, with JAX's own message.)
+JAX's processes meet in every step's collectives; when one dies the others either fail inside a collective
+with a Gloo traceback or wait until the coordination service misses its heartbeats
+(training/processes/process_group.py: HEARTBEAT_TIMEOUT_S) and aborts them with a C++ stack trace. Neither
+tells the user what happened or what to do. So each process also holds one TCP connection to process 0 (on
+the coordinator's port + 1): the kernel closes a dead process's connections at once (kill -9 included), and
+the survivor prints one line and exits with INTERRUPTED_EXIT_CODE, the code of a run that the same command
+resumes from its last checkpoint. (A machine that vanishes without closing its connections is still caught
+by JAX's heartbeat, with JAX's own message.)
 
 A process that ends says so on its connection first, so its exit is no alarm; one whose run failed says
 that instead, and the others end too unless their own run fails the same way (the usual case: every
@@ -22,8 +22,8 @@ import sys
 import threading
 import time
 
-from tx_keras.training.process_group import ProcessGroup
-from tx_keras.training.stop_signals import INTERRUPTED_EXIT_CODE
+from tx_keras.training.processes.process_group import ProcessGroup
+from tx_keras.training.processes.stop_signals import INTERRUPTED_EXIT_CODE
 
 _ENDED = b"end\n"
 _FAILED = b"err\n"

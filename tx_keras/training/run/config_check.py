@@ -22,7 +22,7 @@ from omegaconf import DictConfig, MissingMandatoryValue, OmegaConf
 from tx_keras.components import ComponentError, is_import_path, position_classes, resolve
 from tx_keras.data.task_config import ParallelTextConfig, task_config
 from tx_keras.models.model_config import COMPONENT_KINDS, ModelConfig
-from tx_keras.training.run_config import RunConfig
+from tx_keras.training.run.run_config import RunConfig
 from tx_keras.user_error import ConfigError
 
 # The groups read through one dataclass each (the data group's depends on data.name: task_config reads it).

@@ -8,8 +8,8 @@ import keras
 from tx_keras.data import Task
 from tx_keras.models import ModelConfig, Transformer
 from tx_keras.runtime.compiled_step import step_is_compiled
-from tx_keras.training.model_compile import compile_model
-from tx_keras.training.precision import precision_policy
+from tx_keras.training.step.model_compile import compile_model
+from tx_keras.training.step.precision import precision_policy
 from tx_keras.training.trainer_config import TrainerConfig
 
 

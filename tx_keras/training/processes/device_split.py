@@ -2,7 +2,7 @@
 split into that many devices.
 
 Both engines fix their device list when they first initialise it, so this runs in `tx-train` before
-TensorFlow or JAX start (training/job.py): JAX shows N host devices with
+TensorFlow or JAX start (training/run/job.py): JAX shows N host devices with
 `XLA_FLAGS=--xla_force_host_platform_device_count=N` (read when its CPU backend starts), TensorFlow with
 `tf.config.set_logical_device_configuration` (before its runtime starts). Splitting a CPU changes no
 arithmetic a replica does, only how the batch is cut: it is how one machine stands in for several

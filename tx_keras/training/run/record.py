@@ -33,7 +33,7 @@ def record_run(logging: LoggingConfig, run_dir: Path, summary: dict[str, Any], s
     if logging.tensorboard:
         _log_final(run_dir, metrics, summary.get("epochs", 0))
         if tensorflow_installed():  # the HParams plugin's summaries are tf.summary's
-            from tx_keras.training.hparams import write_hparams
+            from tx_keras.training.run.hparams import write_hparams
 
             tags = [metric_tag(name) for name in metrics]
             write_hparams(run_dir, summary["config"], summary["status"], tags)

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 import keras
 
-from tx_keras.training.fused_adam import FusedAdam
-from tx_keras.training.learning_rate import Cooldown, build_schedule
-from tx_keras.training.masked_accuracy import MaskedAccuracy
-from tx_keras.training.masked_loss import MaskedCrossEntropy
-from tx_keras.training.token_mean_loss import TokenMeanLoss
+from tx_keras.training.step.fused_adam import FusedAdam
+from tx_keras.training.step.learning_rate import Cooldown, build_schedule
+from tx_keras.training.step.masked_accuracy import MaskedAccuracy
+from tx_keras.training.step.masked_loss import MaskedCrossEntropy
+from tx_keras.training.step.token_mean_loss import TokenMeanLoss
 from tx_keras.training.trainer_config import TrainerConfig
 
 if TYPE_CHECKING:

@@ -5,8 +5,8 @@ engines' own data-parallel machinery (none of ours).
   the model under its scope and `fit` splits each tf.data batch between the replicas. Several processes
   are refused: Keras 3's `fit` fails under MultiWorkerMirroredStrategy (keras-team/keras#20585).
 - JAX: `keras.distribution.DataParallel` over every device of every process (after
-  `keras.distribution.initialize`, training/process_join.py); `fit` gives each process its share of the
-  batch and XLA all-reduces the gradients.
+  `keras.distribution.initialize`, training/processes/process_group.py); `fit` gives each process its
+  share of the batch and XLA all-reduces the gradients.
 
 The batch a config names is the global one, so a run takes the same optimizer steps (and the learning-rate
 schedule, defined on them, the same values) on any number of devices.
@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import keras
 
-from tx_keras.training.device_split import local_devices
+from tx_keras.training.processes.device_split import local_devices
 from tx_keras.user_error import UserError
 
 _LOG = logging.getLogger("tx_keras.run")
@@ -53,7 +53,7 @@ def data_parallel(trainer, processes: int = 1) -> Iterator[int]:
         with distribution.scope():
             yield len(devices)
         return
-    import tensorflow as tf  # one process only: config_check.py refuses several (keras-team/keras#20585)
+    import tensorflow as tf  # one process only: the config check refuses several (keras-team/keras#20585)
 
     devices = local_devices("tensorflow", trainer.devices)
     _check_batch(trainer, len(devices))

@@ -10,19 +10,18 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from tx_keras.config_check import check_components, check_config
 from tx_keras.run_folder.disk_fault import disk_fault
 from tx_keras.run_folder.summary import SUMMARY_NAME, completed_summary, summary_or_none, write_summary
 from tx_keras.runtime.keras_backend import BackendMismatch, select_backend
 from tx_keras.runtime.quiet_startup import start_tensorflow
-from tx_keras.training.determinism import jax_flags
-from tx_keras.training.device_split import split_host_for_jax, split_host_for_tensorflow
-from tx_keras.training.peer_watch import PeerWatch
-from tx_keras.training.process_group import ProcessGroup
-from tx_keras.training.process_join import join_processes
-from tx_keras.training.run_config import RunConfig
-from tx_keras.training.run_report import run_report
-from tx_keras.training.step_threads import plan_step_threads
+from tx_keras.training.processes.device_split import split_host_for_jax, split_host_for_tensorflow
+from tx_keras.training.processes.peer_watch import PeerWatch
+from tx_keras.training.processes.process_group import ProcessGroup, join_processes
+from tx_keras.training.run.config_check import check_components, check_config
+from tx_keras.training.run.determinism import jax_flags
+from tx_keras.training.run.report import run_report
+from tx_keras.training.run.run_config import RunConfig
+from tx_keras.training.step.step_threads import plan_step_threads
 from tx_keras.training.trainer_config import TrainerConfig
 from tx_keras.user_error import ConfigError, UserError
 
@@ -84,7 +83,7 @@ def report(run_dir: Path) -> None:
 def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
     """Run one configuration into `run_dir` and return its objective.
 
-    The config is checked here, once per job (tx_keras/config_check.py), and TensorFlow started between
+    The config is checked here, once per job (training/run/config_check.py), and TensorFlow started between
     the check that needs no import and the one that does; from here on the typed `RunConfig` is what
     the run reads, each function given the group it needs. With `isolate_failures` (sweeps) a config error
     or an exception is recorded in summary.json as `failed` with the reason and NaN is returned, so the
@@ -114,8 +113,8 @@ def run_job(cfg: DictConfig, run_dir: Path, isolate_failures: bool) -> float:
 
     import keras
 
-    from tx_keras.training.distribution import data_parallel
-    from tx_keras.training.run import run
+    from tx_keras.training.processes.distribution import data_parallel
+    from tx_keras.training.run.orchestrator import run
 
     keras.backend.clear_session()  # jobs sharing a worker process must not share graphs or layer names
     try:

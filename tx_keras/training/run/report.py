@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH
-from tx_keras.training.clock import clock
+from tx_keras.training.run.stage import clock
 
 # The headline metrics, best first; a run shows those it has (BLEU/chrF only exist for real text).
 HEADLINE = (
@@ -73,7 +73,7 @@ def run_report(summary: dict[str, Any], run_dir: Path) -> list[str]:
         lines.append(f"  stopped: {summary['stopped_by']}")
     if summary.get("export"):
         lines.append(f"  export:  {_folder(run_dir / summary['export'])}")
-    if without := summary.get("without_tensorflow"):  # training/without_tensorflow.py
+    if without := summary.get("without_tensorflow"):  # training/run/without_tensorflow.py
         lines.append(
             f"  no TensorFlow: scalars written by {without['scalars']}; skipped: "
             + "; ".join(without["skipped"])

@@ -104,3 +104,22 @@ class ProcessGroup:
 def _host_port(address: str) -> bool:
     host, _, port = address.rpartition(":")
     return bool(host) and port.isdigit() and 0 < int(port) < 65536
+
+
+# Seconds without a heartbeat after which the coordinator declares a process dead and the others stop.
+HEARTBEAT_TIMEOUT_S = 10
+# Seconds process 0 waits for every process to join (a cluster's nodes start a little apart).
+JOIN_TIMEOUT_S = 300
+
+
+def join_processes(group: ProcessGroup) -> None:
+    """Join the run's other processes (blocks until all have joined, or JOIN_TIMEOUT_S)."""
+    import jax
+
+    jax.distributed.initialize(
+        coordinator_address=group.coordinator,
+        num_processes=group.count,
+        process_id=group.index,
+        initialization_timeout=JOIN_TIMEOUT_S,
+        heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT_S,
+    )

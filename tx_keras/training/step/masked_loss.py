@@ -1,12 +1,22 @@
-"""Cross-entropy over real target tokens only: padding must neither count nor dilute the mean."""
+"""Cross-entropy over real target tokens only: padding must neither count nor dilute the mean.
+
+`mean_over_replicas`: a step's token count averaged over TensorFlow's data-parallel replicas, so the
+token mean means the same on any number of devices.
+
+Under `tf.distribute.MirroredStrategy` each replica computes the loss of its share of the batch, Keras
+divides it by the replica count and the gradients are summed: a per-replica token mean would weigh a
+replica's few long rows like another's many short ones. Dividing each replica's token-loss sum by the
+replicas' *mean* token count instead makes the summed objective the global batch's token mean, exactly
+the one-device loss. JAX's data parallelism computes the loss over the global batch already (one program
+over sharded arrays), so there, as outside a replica step, the count is returned unchanged.
+"""
 
 from __future__ import annotations
 
 import keras
 from keras import ops
 
-from tx_keras.training.replica_mean import mean_over_replicas
-from tx_keras.training.sparse_cross_entropy import sparse_cross_entropy
+from tx_keras.training.step.sparse_cross_entropy import sparse_cross_entropy
 
 
 @keras.saving.register_keras_serializable(package="tx_keras")
@@ -40,3 +50,15 @@ class MaskedCrossEntropy(keras.losses.Loss):
 
     def get_config(self) -> dict:
         return {**super().get_config(), "label_smoothing": self.label_smoothing}
+
+
+def mean_over_replicas(count):
+    """`count` averaged over the replicas of the running TensorFlow replica step; itself elsewhere."""
+    if keras.backend.backend() != "tensorflow":
+        return count
+    import tensorflow as tf
+
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync == 1:
+        return count
+    return context.all_reduce(tf.distribute.ReduceOp.MEAN, tf.stop_gradient(count))

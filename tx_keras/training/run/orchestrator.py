@@ -32,16 +32,16 @@ from tx_keras.run_folder.resume import start_or_resume
 from tx_keras.runtime.cpu_share import CpuClock
 from tx_keras.runtime.ran_out_of_data import epoch_end_warning_silenced
 from tx_keras.runtime.tensorflow_presence import tensorflow_installed
-from tx_keras.training import without_tensorflow
 from tx_keras.training.callbacks.early_stopping import STOPPED_KEY
 from tx_keras.training.callbacks.mid_epoch_checkpoint import MidEpochCheckpoint
-from tx_keras.training.determinism import make_deterministic
-from tx_keras.training.fit_outcome import fit_outcome, step_budget_spent
-from tx_keras.training.model_build import build_and_compile
-from tx_keras.training.run_callbacks import assemble_callbacks
-from tx_keras.training.run_config import RunConfig
-from tx_keras.training.run_record import record_run
-from tx_keras.training.stage import stage
+from tx_keras.training.callbacks.run_callbacks import assemble_callbacks
+from tx_keras.training.run import without_tensorflow
+from tx_keras.training.run.determinism import make_deterministic
+from tx_keras.training.run.fit_outcome import fit_outcome, step_budget_spent
+from tx_keras.training.run.model_build import build_and_compile
+from tx_keras.training.run.record import record_run
+from tx_keras.training.run.run_config import RunConfig
+from tx_keras.training.run.stage import stage
 from tx_keras.user_error import ConfigError, UserError
 
 
@@ -176,7 +176,7 @@ def run(config: RunConfig, run_dir: Path) -> float:
     A run that raises is recorded as `failed` (with the reason) before the error propagates; one whose
     loss turns NaN/inf stops early and is recorded as `diverged`. Returns the validation exact-match
     named by `trainer.objective` (NaN unless completed) for an optimising sweeper. The config is checked
-    by the caller, once (tx_keras/training/job.py).
+    by the caller, once (tx_keras/training/run/job.py).
     """
     started = time.perf_counter()
     summary: dict[str, Any] = {

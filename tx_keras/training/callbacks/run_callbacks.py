@@ -26,8 +26,8 @@ from tx_keras.training.callbacks.summary_barrier import SummaryBarrier
 from tx_keras.training.callbacks.time_budget import CPU_SPENT_KEY, SPENT_KEY, TimeBudget
 from tx_keras.training.callbacks.update_count import UpdateCount
 from tx_keras.training.callbacks.validation_exact_match import LOG_KEY, ValidationExactMatch
-from tx_keras.training.learning_rate import Cooldown
 from tx_keras.training.logging_config import LoggingConfig
+from tx_keras.training.step.learning_rate import Cooldown
 from tx_keras.training.trainer_config import TrainerConfig
 
 
@@ -53,7 +53,7 @@ def _dashboard(
     run list (the run, train, validation), not one per kind of summary.
     """
     callbacks: list[keras.callbacks.Callback] = [EpochScalars(run_dir, logging.loss_every_steps)]
-    if not tensorflow_installed():  # the rest are tf.summary images and text (training/without_tensorflow.py)
+    if not tensorflow_installed():  # the rest are tf.summary images and text (run/without_tensorflow.py)
         return callbacks
     from tx_keras.training.callbacks import AttentionMaps, Diagnostics, Probes, TextSamples
     from tx_keras.training.callbacks.attention_maps import epochs_to_log

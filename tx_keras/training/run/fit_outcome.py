@@ -8,7 +8,7 @@ import keras
 
 from tx_keras.run_folder.checkpoint import Checkpoint
 from tx_keras.run_folder.summary import STEP_BUDGET
-from tx_keras.training.run_callbacks import RunCallbacks
+from tx_keras.training.callbacks.run_callbacks import RunCallbacks
 from tx_keras.training.trainer_config import TrainerConfig
 
 

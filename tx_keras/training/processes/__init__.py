@@ -1,0 +1,1 @@
+"""Processes and distribution: the group, the devices, the peers' watch, stop signals."""

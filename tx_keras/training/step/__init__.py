@@ -1,0 +1,1 @@
+"""The training step: loss, metrics, optimizer, schedule, precision, step threads."""
