@@ -95,4 +95,3 @@ def check_rules(config: Any, group: str) -> None:
         if problem:
             key = f"{group}.{field.name}" if group else field.name
             raise ConfigError(f"{key}={value!r} {problem}")
-
