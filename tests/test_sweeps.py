@@ -3,22 +3,25 @@
 import csv
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
 from tests.ahead import job
 from tests.conftest import tx_train
 
-# A job that fails at run time (the copy task cannot make 320 distinct sequences of 3 symbols out of 2)
-# next to one that completes.
-WITH_A_FAILURE = [
+# The `smoke` sweep's launcher: its two jobs in parallel processes (the basic, sequential launcher runs the
+# sweep with failing jobs below).
+JOBLIB = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+
+# Four jobs: two with a bad config value (trainer.epochs=0), one that fails at run time (the copy task
+# cannot make 320 distinct sequences of 3 symbols out of 2) and one that completes.
+WITH_FAILURES = [
     "data=copy",
     "data.length=3",
     "data.min_length=3",
     "model.num_heads=1",
     "data.vocab_size=2,16",
+    "trainer.epochs=0,1",
 ]
 
 
@@ -26,15 +29,20 @@ def _summaries(sweep_dir):
     return {path.parent.name: json.loads(path.read_text()) for path in sweep_dir.glob("*/summary.json")}
 
 
+def _overrides(job_name: str) -> dict[str, str]:
+    """A job folder's overrides: `3_data.vocab_size=16,trainer.epochs=1` -> {"data.vocab_size": "16", ...}."""
+    return dict(item.split("=", 1) for item in job_name.split("_", 1)[1].split(","))
+
+
 @pytest.fixture(scope="module")
 def smoke_sweep(ahead):
-    """The `smoke` sweep with the basic (sequential) launcher; started ahead (tests/ahead.py)."""
+    """The `smoke` sweep on the joblib launcher; started ahead (tests/ahead.py)."""
     return ahead.result("smoke_sweep")
 
 
 @job("smoke_sweep")
 def _smoke_sweep(root):
-    result = tx_train("sweep=smoke", f"hydra.sweep.dir={root / 'sweep'}", cwd=root)
+    result = tx_train("sweep=smoke", *JOBLIB, f"hydra.sweep.dir={root / 'sweep'}", cwd=root)
     return result, root / "sweep"
 
 
@@ -58,51 +66,35 @@ def test_a_sweep_ends_with_its_table_of_jobs_and_the_next_commands(smoke_sweep):
     assert f"tx-train: next: tx-compare {sweep_dir}   |   tx-board {sweep_dir}" in result.stderr
 
 
-@job("sweep_with_a_failure")
-def _sweep_with_a_failure(root):
-    return tx_train("sweep=smoke", *WITH_A_FAILURE, f"hydra.sweep.dir={root / 'sweep'}", cwd=root), root
+@job("sweep_with_failures")
+def _sweep_with_failures(root):
+    return tx_train("sweep=smoke", *WITH_FAILURES, f"hydra.sweep.dir={root / 'sweep'}", cwd=root), root
 
 
 @pytest.fixture
-def sweep_with_a_failure(ahead):
+def sweep_with_failures(ahead):
     """The sweep of the test below, started ahead (tests/ahead.py): (its result, its folder's parent)."""
-    return ahead.result("sweep_with_a_failure")
+    return ahead.result("sweep_with_failures")
 
 
-def test_a_failing_job_is_recorded_and_the_sweep_goes_on(sweep_with_a_failure):
-    result, root = sweep_with_a_failure
+def test_failing_jobs_are_recorded_and_the_sweep_goes_on(sweep_with_failures):
+    """A job that raises at run time and jobs with a bad config value (the config check runs once per job,
+    inside the job: training/run/job.py) are recorded as failed; the sweep goes on to the one that
+    completes."""
+    result, root = sweep_with_failures
     assert result.returncode == 3, result.stderr[-2000:]
-    statuses = {name.split("_")[0]: summary for name, summary in _summaries(root / "sweep").items()}
-    assert statuses["0"]["status"] == "failed"
-    assert statuses["0"]["reason"].startswith(
-        "ConfigError: data: task 'copy' can produce only 8 distinct sources"
-    )
-    assert statuses["1"]["status"] == "completed"
-    assert "2 jobs: 1 completed, 1 failed" in result.stderr
-    assert "Traceback" not in result.stderr
-
-
-@job("sweep_with_a_bad_value")
-def _sweep_with_a_bad_value(root):
-    overrides = ["model.num_heads=1", "trainer.epochs=0,1"]
-    return tx_train("sweep=smoke", *overrides, f"hydra.sweep.dir={root / 'sweep'}", cwd=root), root
-
-
-@pytest.fixture
-def sweep_with_a_bad_value(ahead):
-    """The sweep of the test below, started ahead (tests/ahead.py): (its result, its folder's parent)."""
-    return ahead.result("sweep_with_a_bad_value")
-
-
-def test_a_job_with_a_bad_config_value_is_recorded_and_the_sweep_goes_on(sweep_with_a_bad_value):
-    """The config check runs once per job, inside the job (training/run/job.py): a sweep records the bad job."""
-    result, root = sweep_with_a_bad_value
-    assert result.returncode == 3, result.stderr[-2000:]
-    statuses = {name.split("_")[0]: summary for name, summary in _summaries(root / "sweep").items()}
-    assert statuses["0"]["status"] == "failed"
-    assert statuses["0"]["reason"] == "config: trainer.epochs=0 must be >= 1"
-    assert statuses["1"]["status"] == "completed"
-    assert "2 jobs: 1 completed, 1 failed" in result.stderr
+    jobs = {}
+    for name, summary in _summaries(root / "sweep").items():
+        overrides = _overrides(name)
+        jobs[overrides["data.vocab_size"], overrides["trainer.epochs"]] = summary
+    assert sorted(jobs) == [("16", "0"), ("16", "1"), ("2", "0"), ("2", "1")]
+    assert jobs["2", "1"]["status"] == "failed"
+    reason = "ConfigError: data: task 'copy' can produce only 8 distinct sources"
+    assert jobs["2", "1"]["reason"].startswith(reason)
+    assert jobs["16", "0"]["status"] == jobs["2", "0"]["status"] == "failed"
+    assert jobs["16", "0"]["reason"] == "config: trainer.epochs=0 must be >= 1"
+    assert jobs["16", "1"]["status"] == "completed"
+    assert "4 jobs: 1 completed, 3 failed" in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -120,24 +112,14 @@ def test_rerunning_a_sweep_reruns_only_jobs_without_a_completed_summary(smoke_sw
     assert json.loads((deleted / "summary.json").read_text())["status"] == "completed"
 
 
-def test_tx_compare_rows_match_the_summaries(smoke_sweep, tmp_path):
+def test_tx_compare_rows_match_the_summaries(smoke_sweep, tmp_path, capsys):
+    """Through tx-compare's main in this process (it reads files and draws; a fresh process would add
+    only its start-up)."""
+    from tx_keras.cli.compare import main as tx_compare
+
     _, sweep_dir = smoke_sweep
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tx_keras.cli.compare",
-            str(sweep_dir),
-            "--metric",
-            "validation_loss",
-            "--out",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
+    tx_compare([str(sweep_dir), "--metric", "validation_loss", "--out", str(tmp_path)])
+    printed = capsys.readouterr().out
     with open(tmp_path / "comparison.csv") as stream:
         rows = list(csv.DictReader(stream))
     summaries = {name.split("_")[0]: summary for name, summary in _summaries(sweep_dir).items()}
@@ -150,30 +132,24 @@ def test_tx_compare_rows_match_the_summaries(smoke_sweep, tmp_path):
         assert row["model.num_heads"] == str(summary["config"]["model"]["num_heads"])
         assert float(row["validation_loss"]) == pytest.approx(summary["metrics"]["validation_loss"], abs=1e-4)
         assert int(row["parameters"]) == summary["parameters"]
-    assert "validation_loss" in result.stdout.splitlines()[0]
+    assert "validation_loss" in printed.splitlines()[0]
     for name in ("comparison.md", "validation_curves.png", "validation_loss_by_knob.png"):
         assert (tmp_path / name).stat().st_size > 100
 
 
-@pytest.mark.parametrize(
-    ("launcher", "evidence"),
-    [
-        pytest.param(
-            ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"], "Joblib.Parallel(n_jobs=2", id="joblib"
-        ),
-        pytest.param(  # ~40 s, mostly starting Ray: kept out of the default run's 20 minutes on 2 cores
-            ["hydra/launcher=ray", "hydra.launcher.ray.init.num_cpus=2"],
-            "Started a local Ray instance",
-            marks=pytest.mark.slow,
-            id="ray",
-        ),
-    ],
-)
-def test_parallel_launchers_run_every_job(tmp_path, launcher, evidence):
-    """joblib: parallel processes on this machine; Ray: tasks on a local instance."""
+def test_the_joblib_launcher_runs_every_job_in_parallel_processes(smoke_sweep):
+    result, sweep_dir = smoke_sweep
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Joblib.Parallel(n_jobs=2" in result.stdout + result.stderr
+    assert [s["status"] for s in _summaries(sweep_dir).values()] == ["completed"] * 2
+
+
+@pytest.mark.slow  # ~40 s, mostly starting Ray: kept out of the default run on 2 cores
+def test_the_ray_launcher_runs_every_job_as_tasks_on_a_local_instance(tmp_path):
+    launcher = ["hydra/launcher=ray", "hydra.launcher.ray.init.num_cpus=2"]
     result = tx_train("sweep=smoke", *launcher, f"hydra.sweep.dir={tmp_path / 'sweep'}", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert evidence in result.stdout + result.stderr
+    assert "Started a local Ray instance" in result.stdout + result.stderr
     assert [s["status"] for s in _summaries(tmp_path / "sweep").values()] == ["completed"] * 2
 
 
@@ -203,8 +179,8 @@ def test_optuna_sweeper_runs_seeded_trials(tmp_path):
 def test_every_ready_sweep_composes_and_the_depth_sweep_builds_matching_stacks():
     from hydra import compose, initialize_config_module
 
-    from tx_keras.training.run.config_check import check_config
     from tx_keras.data import build_task
+    from tx_keras.training.run.config_check import check_config
     from tx_keras.training.run.model_build import build_model
 
     with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):

@@ -41,8 +41,8 @@ def test_a_time_budget_ends_training_and_the_run_counts_as_done(budget_run):
     assert again.returncode == 0 and "already completed; skipped" in again.stdout
 
 
-def test_a_non_positive_budget_is_refused(tmp_path):
-    result = tx_train(*TINY, "trainer.max_train_minutes=0", cwd=tmp_path)
+def test_a_non_positive_budget_is_refused(tmp_path, tx_train_here):
+    result = tx_train_here(*TINY, "trainer.max_train_minutes=0", cwd=tmp_path)
     assert result.returncode == 2
     line = "tx-train: error: trainer.max_train_minutes=0.0 must be > 0 (or null for no time limit)"
     assert result.stderr.splitlines() == [line]  # the schema holds a float: 0 reads back as 0.0
