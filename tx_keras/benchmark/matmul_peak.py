@@ -1,13 +1,29 @@
-"""This machine's dense matmul peak per dtype, on the running Keras backend: the ceiling MFU is a share of."""
+"""This machine's dense matmul peak per dtype, on the running Keras backend: the ceiling MFU is a share of.
+Its graphs, and matmul_share.py's, are written once in `keras.ops` and compiled the way the backend compiles
+a training step (`compiled`)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import keras
 from keras import ops
 
-from tx_keras.benchmark.compiled import compiled
+
+def compiled(function: Callable) -> Callable:
+    """`function` as one graph: `tf.function` on TensorFlow, `jax.jit` on JAX (imported only there, so a
+    machine with JAX and no TensorFlow can run it)."""
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        return jax.jit(function)
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tf.function(function)
+    raise ValueError(f"tx-bench compiles on tensorflow or jax, not on Keras backend {backend!r}")
 
 
 def matmul_peak(dtype: str = "float32", n: int = 2048, repeats: int = 5) -> float:

@@ -15,7 +15,7 @@ import time
 import keras
 from keras import ops
 
-from tx_keras.benchmark.compiled import compiled
+from tx_keras.benchmark.matmul_peak import compiled
 from tx_keras.benchmark.settings import BenchSize
 
 
