@@ -65,15 +65,29 @@ def board(logdir: Path) -> Iterator[tuple[str, dict]]:
 
 
 @pytest.fixture(scope="module")
-def page(board) -> Iterator[sync_api.Page]:
+def browser() -> Iterator:
+    """One Chromium for the module: Playwright's sync API runs one instance per thread."""
     with sync_api.sync_playwright() as playwright:
         browser = harness.launch(playwright)
-        page = browser.new_page(viewport={"width": 1500, "height": 1150})
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        yield page
+        yield browser
         browser.close()
-        assert not errors, errors
+
+
+@contextmanager
+def _page(browser) -> Iterator[sync_api.Page]:
+    """A page that fails the test module on any script error it raised."""
+    page = browser.new_page(viewport={"width": 1500, "height": 1150})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    page.close()
+    assert not errors, errors
+
+
+@pytest.fixture(scope="module")
+def page(browser, board) -> Iterator[sync_api.Page]:
+    with _page(browser) as page:
+        yield page
 
 
 def _logged(run_dir: Path, tag: str) -> dict[int, np.ndarray]:
@@ -368,16 +382,10 @@ def explained(reverse_run: Path, tmp_path_factory) -> Iterator[tuple[str, dict]]
 
 
 @pytest.fixture(scope="module")
-def explained_page(explained) -> Iterator[sync_api.Page]:
-    """A browser of its own for these tests, so that they need only the reverse run (not the sweep)."""
-    with sync_api.sync_playwright() as playwright:
-        browser = harness.launch(playwright)
-        page = browser.new_page(viewport={"width": 1500, "height": 1150})
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
+def explained_page(browser, explained) -> Iterator[sync_api.Page]:
+    """A page of its own for these tests, so that they need only the reverse run (not the sweep)."""
+    with _page(browser) as page:
         yield page
-        browser.close()
-        assert not errors, errors
 
 
 def _frame(page):
@@ -488,6 +496,9 @@ def test_why_view_shows_confidence_top_five_and_attribution_aligned_on_reverse(e
     sync_api.expect(frame.locator(".translation-text")).to_have_text("s6 s5 s4 s3 s2 s1")
     sync_api.expect(typed.locator(".out-token")).to_have_count(7)
     assert _aligned_share(typed, 7) >= 0.9
+    rollout = _rows(typed.locator(".matrix-view[data-name$='_rollout'] svg.matrix"))  # the typed sentence's
+    assert rollout.shape == (7, 7)
+    np.testing.assert_allclose(rollout.sum(-1), 1.0, atol=1e-3)
 
 
 def test_a_knock_out_changes_the_log_probabilities_and_undo_restores_them(explained_page, explained):

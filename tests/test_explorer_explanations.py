@@ -123,7 +123,7 @@ def _reverse_pairs(entry, count: int, seed: int = 7) -> list[tuple[list[str], li
     pairs = []
     for _ in range(count):
         sentence = [words[i] for i in rng.integers(0, len(words), 6)]
-        pairs.append(([*sentence, "<eos>"], [*sentence[::-1], "<eos>"]))
+        pairs.append(([*sentence, "<eos>"], [*sentence[::-1], "<eos>"]))  # EOS ends both
     return pairs
 
 

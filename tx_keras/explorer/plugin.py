@@ -27,6 +27,7 @@ from tx_keras.explorer.run_models import RunModels
 from tx_keras.explorer.translators import Translators
 from tx_keras.explorer.typed_sentence import MAX_CHARACTERS, SentenceError, check_sentence
 from tx_keras.run_folder.attention_format import KINDS, PLUGIN_NAME, ProbeAttention, tag_for
+from tx_keras.special_tokens import EOS, SPECIALS
 
 STATIC = Path(__file__).parent / "static"
 _CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
@@ -70,6 +71,11 @@ def _whole(body: dict, name: str, default: int | None, low: int, high: int) -> i
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise SentenceError(f"`{name}` must be a whole number from {low} to {high}")
     return value
+
+
+def _labels(record: ProbeAttention) -> list[str]:
+    """A logged probe's labels: its decoder inputs (SOS, then the reference) shifted by one, EOS last."""
+    return [*record.queries[1:], SPECIALS[EOS]]
 
 
 class AttentionExplorerPlugin(base_plugin.TBPlugin):
@@ -376,14 +382,15 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
                 folder = run_folder(self._logdir, run) if record is not None else None
                 if folder is None:
                     raise SentenceError(f"run {run!r} logged no probe {probe + 1}", 404)
-                keys, outputs = record.keys, record.queries[1:] + ["<eos>"]
+                keys, outputs = record.keys, _labels(record)
                 extra = {"source": record.source, "reference": record.reference}
             entry = self._models.get(folder)
             probes = [
-                (entry.source_ids(logged.keys), entry.target_ids(logged.queries))
+                (entry.source_ids(logged.keys), entry.target_ids(_labels(logged)))
                 for logged in self._probes(request, folder)
             ]
             pair = entry.source_ids(keys), entry.target_ids(outputs)
+            # Here, not at the top: these import Keras, which TensorBoard need not load to start.
             from tx_keras.explorer.knockout import checked_heads
             from tx_keras.explorer.sentence_explanation import explain
 

@@ -22,7 +22,7 @@ import numpy as np
 from tx_keras.explorer.typed_sentence import SentenceError
 from tx_keras.export.saved_model_loader import EXPORT_DIR
 from tx_keras.run_folder.summary import summary_or_none
-from tx_keras.special_tokens import EOS, SOS
+from tx_keras.special_tokens import SOS
 
 if (
     TYPE_CHECKING
@@ -49,9 +49,8 @@ class RunModel:
         return np.asarray([self.source.encode(tokens)], np.int32)
 
     def target_ids(self, tokens: list[str]) -> np.ndarray:
-        """(1, T) ids of logged decoder inputs (SOS then the reference) shifted into the labels, EOS last."""
-        ids = self.target.encode([token for token in tokens if token != "<sos>"])
-        return np.asarray([[*ids, EOS] if not ids or ids[-1] != EOS else ids], np.int32)
+        """(1, T) label ids of output tokens (EOS last where the sentence ended)."""
+        return np.asarray([self.target.encode(tokens)], np.int32)
 
 
 def decoder_input(target_ids: np.ndarray) -> np.ndarray:

@@ -481,6 +481,9 @@ function typedResult(typed) {
   const record = typed.record;
   const layer = Math.min(typed.layer, record.weights.length - 1);
   const redraw = () => draw();
+  const typedView = headView(record, layer, typed.hidden, typed.focus, (focus) => {
+    typed.focus = focus;
+  }, ['output (query)', 'source (key)']);
   const parts = [
     el('div', {class: 'translation'}, [
       el('span', {class: 'label', text: `${label(typed.run)} translates`}),
@@ -509,10 +512,11 @@ function typedResult(typed) {
       {'data-control': 'typed-layer'}
     ),
     headToggles(record.head_labels, typed.hidden, redraw),
-    el('h3', {text: 'Head view: cross-attention while writing each output token'}),
-    headView(record, layer, typed.hidden, typed.focus, (focus) => {
-      typed.focus = focus;
-    }, ['output (query)', 'source (key)']),
+    el('h3', {}, [
+      'Head view: cross-attention while writing each output token ',
+      exportButtons(`${fileName(typed.run)}_typed_head_view`, () => typedView.querySelector('svg.head-view')),
+    ]),
+    typedView,
     el('h3', {text: 'Model view'}),
     modelView(record, layer, typed.hidden, (pickedLayer, head) => {
       typed.layer = pickedLayer;
