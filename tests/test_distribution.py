@@ -22,11 +22,11 @@ from hydra import compose, initialize_config_module
 from tensorboard.compat.proto.tensor_pb2 import TensorProto
 
 from tests.event_points import event_points
-from tx_keras.training.run.config_check import check_config
 from tx_keras.data.batching.replica_batches import padded_rows, process_share
 from tx_keras.run_folder.resume import STEP_LOSS_TAG
 from tx_keras.training.processes.process_group import ProcessGroup
 from tx_keras.training.processes.stop_signals import INTERRUPTED_EXIT_CODE
+from tx_keras.training.run.config_check import check_config
 from tx_keras.user_error import ConfigError, UserError
 
 # 20 optimizer steps of 8 pairs, one per-step loss point each; float32 so that the summation order of a
@@ -172,25 +172,14 @@ def test_two_local_devices_train_the_one_device_curve(tmp_path, backend):
     assert "data_parallel:" in log and "over 2 devices" in log
 
 
-def test_two_tensorflow_devices_with_the_default_logging_diagnose_and_print_only_our_lines(tmp_path):
+def test_two_tensorflow_devices_with_the_default_logging_diagnose_and_print_only_our_lines(data_parallel_run):
     """The documented command with every default diagnostic on (STEPS_RUN turns them off): the per-layer
     gradient norms are taken in a replica's context (mirrored weights cannot be differentiated outside
     one), and tf.distribute's INFO lines ("Reduce to ...", "Collective all_reduce ...") go to train.log,
-    not the terminal."""
-    run_dir = tmp_path / "run"
-    process = _start(
-        [
-            "model=tiny",
-            "trainer.epochs=1",
-            "data.num_train=64",
-            "trainer.distribution=data_parallel",
-            "trainer.devices=2",
-            f"hydra.run.dir={run_dir}",
-        ],
-        tmp_path,
-    )
-    code, stderr = _finish(process)
-    assert code == 0, stderr[-2000:]
+    not the terminal. The run (tests/conftest.py) is bucketed real text, which test_parallel_text.py reads
+    too."""
+    result, run_dir = data_parallel_run
+    assert result.returncode == 0, result.stderr[-2000:]
     norms = {}
     for path in run_dir.glob("events.out.tfevents.*"):
         for event in tf.compat.v1.train.summary_iterator(str(path)):
@@ -200,7 +189,7 @@ def test_two_tensorflow_devices_with_the_default_logging_diagnose_and_print_only
     assert len(norms) >= 4 and all(np.isfinite(v) and v > 0 for v in norms.values()), norms
     log = (run_dir / "train.log").read_text()
     assert "Collective all_reduce" in log
-    terminal = process.output.splitlines()
+    terminal = result.stdout.splitlines()
     assert "data_parallel: tf.distribute.MirroredStrategy over 2 devices" in terminal
     assert not [line for line in terminal if line.startswith(("Reduce to", "Collective", "Using Mirrored"))]
 

@@ -213,7 +213,8 @@ import json, sys
 import tensorflow as tf
 import tensorflow_text  # registers the tokenizer ops
 model = tf.saved_model.load(sys.argv[1])
-texts = tf.constant(["I am tired.", "She is happy in Paris!", "", "\\u00e9\\u202f?"])
+odd = ["I am tired.", "She is happy in Paris!", "", "\\u00e9\\u202f?"]
+texts = tf.constant([*odd, *json.loads(sys.argv[2])])
 out = model.signatures["translate"](texts=texts)["translation"]
 tokens = model.signatures["translate_with_attention"](texts=texts[:1])["source_tokens"]
 print(json.dumps({"translations": [t.decode() for t in out.numpy()],
@@ -221,28 +222,57 @@ print(json.dumps({"translations": [t.decode() for t in out.numpy()],
 """
 
 
+def _decoded_reference(run_dir: Path, summary: dict) -> tuple[list[str], list[str]]:
+    """The test split's sources and what the exported Keras model's beam search (the export's width and
+    length penalty) makes of their token ids, detokenized as the run's own figures were."""
+    import keras
+    import tensorflow as tf
+
+    from tx_keras.decoding.beam_search import beam_search_decoder
+
+    manifest = json.loads((run_dir / "export/export.json").read_text())
+    task = build_task(summary["config"]["data"])
+    model = keras.saving.load_model(run_dir / "export/model.keras", safe_mode=True)
+    width, alpha = manifest["beam_width"], manifest["length_penalty"]
+    decode = beam_search_decoder(model, model.max_target_length, width, alpha)
+    rows = decode(tf.constant(task.splits["test"][0]))
+    return [source for source, _ in task.texts("test")], [task.detokenize_target(row) for row in rows.numpy()]
+
+
 def test_the_export_serves_text_in_a_fresh_process(text_run, tmp_path):
+    """The SavedModel, loaded by a client that imports tensorflow and tensorflow-text only, translates the
+    test split as the run's own decoder does (a decoded reference, not just strings), and gives a string
+    for empty and odd input too."""
     run_dir, summary = text_run
     manifest = json.loads((run_dir / "export/export.json").read_text())
     assert manifest["requires_tensorflow_text"] is True
+    sources, expected = _decoded_reference(run_dir, summary)
     result = subprocess.run(
-        [sys.executable, "-c", CLIENT, str(run_dir / summary["export"])],
+        [sys.executable, "-c", CLIENT, str(run_dir / summary["export"]), json.dumps(sources)],
         capture_output=True, text=True, timeout=300, cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
     answer = json.loads(result.stdout.strip().splitlines()[-1])
-    assert len(answer["translations"]) == 4 and all(isinstance(t, str) for t in answer["translations"])
+    odd, served = answer["translations"][:4], answer["translations"][4:]
+    assert len(odd) == 4 and all(isinstance(t, str) for t in odd)
+    assert served == expected
     assert answer["source_tokens"][-1] == "<eos>" or "<eos>" in answer["source_tokens"]
 
 
 def test_tx_translate_reads_a_text_run(text_run, tmp_path):
-    run_dir, _ = text_run
+    """tx-translate prints what the run's SavedModel itself makes of the sentence."""
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401 - registers the SavedModel's tokenizer ops
+
+    run_dir, summary = text_run
     script = str(Path(sys.executable).parent / "tx-translate")
     result = subprocess.run(
         [script, str(run_dir), "I am tired."], capture_output=True, text=True, timeout=300, cwd=tmp_path
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.strip()
+    model = tf.saved_model.load(str(run_dir / summary["export"]))
+    (own,) = model.signatures["translate"](texts=tf.constant(["I am tired."]))["translation"].numpy()
+    assert result.stdout.splitlines() == [own.decode()]
 
 
 def test_saved_model_cli_shows_the_signatures(text_run, tmp_path):
@@ -257,18 +287,20 @@ def test_saved_model_cli_shows_the_signatures(text_run, tmp_path):
     assert "signature_def['translate']" in shown.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [
-        pytest.param("missing.tsv", None, "no such file", marks=pytest.mark.slow, id="missing"),
-        pytest.param("empty.tsv", "", "is empty", marks=pytest.mark.slow, id="empty"),
+        pytest.param("missing.tsv", None, "no such file", id="missing"),
+        pytest.param("empty.tsv", "", "is empty", id="empty"),
         pytest.param("junk.tsv", "no tabs\nat all\n", "no valid sentence pairs", id="junk"),
     ],
 )
 def test_missing_and_empty_corpus_files_fail_in_one_line(tmp_path, name, content, message):
-    """In a real tx-train process (~9 s each: TensorFlow starts before the data stage). The missing and
-    empty files are slow tests: the default test_bad_input::test_tx_train_bad_input checks the same one
-    line, exit code 2 and no traceback for both, and for the junk file, through tx-train's main in-process."""
+    """In a real tx-train process (~9 s each: TensorFlow starts before the data stage), so slow tests: the
+    default test_bad_input::test_tx_train_bad_input checks the same one line, exit code 2 and no traceback
+    for the three files through tx-train's main in-process (and test_data_path_is_required, below, a refusal
+    in a real process)."""
     path = tmp_path / name
     if content is not None:
         path.write_text(content)
@@ -298,32 +330,14 @@ def test_the_tatoeba_preset_composes_and_passes_the_config_check():
     assert cfg.trainer.max_train_minutes < 30 and cfg.model.d_model == 256
 
 
-def test_bucketed_data_parallel_evaluates_on_the_batches_validation_read(corpus, tmp_path):
+def test_bucketed_data_parallel_evaluates_on_the_batches_validation_read(data_parallel_run):
     """Two TensorFlow replicas, bucketed batches of real text: the end-of-run teacher-forced evaluation reads
     the batches fit's validation read (padded to rows the replicas split evenly; a 1-row batch once failed
-    there with an AddN shape error), so summary.json's validation_loss is the epoch's logged val loss."""
+    there with an AddN shape error), so summary.json's validation_loss is the epoch's logged val loss. The
+    run (tests/conftest.py: this module's corpus, 96 tokens a batch) serves test_distribution.py too."""
     import tensorflow as tf
 
-    run_dir = tmp_path / "run"
-    result = tx_train(
-        "data=parallel_text",
-        f"data.path={corpus}",
-        f"data.cache_dir={tmp_path / 'cache'}",
-        "data.num_validation=12",
-        "data.num_test=20",
-        "data.vocab_size=200",
-        "model=tiny",
-        "trainer.epochs=1",
-        "trainer.batching=bucket",
-        "trainer.batch_tokens=96",
-        "trainer.distribution=data_parallel",
-        "trainer.devices=2",
-        "logging.verbose=0",
-        "logging.diagnostics_every=0",
-        "export.enabled=false",
-        f"hydra.run.dir={run_dir}",
-        cwd=tmp_path,
-    )
+    result, run_dir = data_parallel_run
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads((run_dir / "summary.json").read_text())
     logged = [
