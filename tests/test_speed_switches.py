@@ -161,12 +161,14 @@ def test_a_run_on_a_bf16_cpu_builds_its_model_in_the_precision_auto_gives_its_st
     from hydra import compose, initialize_config_module
 
     from tx_keras.data import build_task
+    from tx_keras.training.run.config_check import check_config
     from tx_keras.training.run.model_build import build_and_compile
 
     _cpuinfo_flags(monkeypatch, tmp_path, "avx2 avx512f avx512_bf16")
     with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
         cfg = compose(config_name="config", overrides=["model=tiny", "data.num_train=64", *overrides])
-    model, _ = build_and_compile(cfg, build_task(cfg.data))
+    run = check_config(cfg)
+    model, _ = build_and_compile(run.model, run.trainer, build_task(run.data))
     assert model.dtype_policy.name == expected
     assert keras.mixed_precision.global_policy().name == "float32"  # restored for the next job
 
