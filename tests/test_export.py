@@ -1,5 +1,6 @@
 """The exported SavedModel: loads without tx_keras, translates as in-process, never fails on text."""
 
+import io
 import json
 import os
 import shutil
@@ -158,16 +159,20 @@ def test_codec_tokenizes_like_the_task_and_detokenizes_like_it(tmp_path):
     assert any("'" in text for text in decoded), "the sample should exercise the elision rule"
 
 
-def test_tx_export_rebuilds_an_export_and_refuses_a_folder_that_is_not_a_run(exported, tmp_path):
+def test_tx_export_rebuilds_an_export_and_refuses_a_folder_that_is_not_a_run(exported, tmp_path, capsys):
+    from tx_keras.cli import export
+
     run_dir = tmp_path / "run"
     shutil.copytree(exported[0], run_dir, ignore=shutil.ignore_patterns("export"))
-    refused = _cli(_script("tx-export"), str(tmp_path), cwd=tmp_path)
-    assert refused.returncode == 2
+    with pytest.raises(SystemExit) as refused:  # tx-export's main in this process: a refusal reads one file
+        export.main([str(tmp_path)])
+    assert refused.value.code == 2
+    stderr = capsys.readouterr().err
     assert (
-        refused.stderr.strip().splitlines()[-1]
+        stderr.strip().splitlines()[-1]
         == f"tx-export: error: {tmp_path} is not a tx_keras run folder (no summary.json)"
     )
-    assert "Traceback" not in refused.stderr
+    assert "Traceback" not in stderr
     built = _cli(
         _script("tx-export"), str(run_dir), "--beam-width", "1", "--attention", "heads", cwd=tmp_path
     )
@@ -183,7 +188,11 @@ def test_tx_export_rebuilds_an_export_and_refuses_a_folder_that_is_not_a_run(exp
     assert not list(run_dir.glob(".export*"))
 
 
-def test_tx_translate_prints_translations_and_alignments(exported, tmp_path):
+def test_tx_translate_prints_translations_and_alignments(
+    exported, tmp_path, monkeypatch, capsys, recorded_pools
+):
+    from tx_keras.cli import translate
+
     run_dir, _ = exported
     model = tf.saved_model.load(str(run_dir / "export/saved_model"))
     sentences = ["jane visits africa in september", "the cat"]
@@ -202,14 +211,16 @@ def test_tx_translate_prints_translations_and_alignments(exported, tmp_path):
     header = lines[lines.index("cross-attention, decoder layer 1 of 1, mean over heads:") + 1].split()
     assert header == ["jane", "visits", "africa", "in", "september", "<eos>"]
     assert (tmp_path / "alignment-1.png").stat().st_size > 1000 and (tmp_path / "alignment-2.png").is_file()
-    piped = _cli(
-        _script("tx-translate"), str(run_dir / "export"), cwd=tmp_path, stdin="\n".join(sentences) + "\n\n"
-    )
-    assert piped.returncode == 0, piped.stderr[-2000:]
-    assert piped.stdout.splitlines() == expected
-    missing = _cli(_script("tx-translate"), str(tmp_path / "nowhere"), "hello", cwd=tmp_path)
-    assert missing.returncode == 2
-    assert missing.stderr.strip().splitlines()[-1].startswith("tx-translate: error: ")
+    # Sentences on stdin and a path that holds no export, through tx-translate's main in this process
+    # (the pools it would set recorded, not set: this process's own are running).
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(sentences) + "\n\n"))
+    capsys.readouterr()
+    translate.main([str(run_dir / "export")])
+    assert capsys.readouterr().out.splitlines() == expected
+    with pytest.raises(SystemExit) as missing:
+        translate.main([str(tmp_path / "nowhere"), "hello"])
+    assert missing.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("tx-translate: error: ")
 
 
 def _translate_pools(export: Path, cwd: Path) -> tuple[int, int, int]:
@@ -235,10 +246,14 @@ def _translate_pools(export: Path, cwd: Path) -> tuple[int, int, int]:
     return cores, intra, inter
 
 
-def test_tx_translate_decodes_on_its_planned_pools(exported, tmp_path):
+def test_tx_translate_decodes_on_its_planned_pools(exported, tmp_path, capsys, recorded_pools):
     """On 2 usable cores (CI's machine), for an export whose decoders run two loops, tx-translate runs
     TensorFlow on 1 intra-op and 2 inter-op threads, one loop per core (decoding/row_parts.py); elsewhere,
-    or for an export traced with one loop (a core would idle), on TensorFlow's defaults (0 = unset)."""
+    or for an export traced with one loop (a core would idle), on TensorFlow's defaults (0 = unset): in a
+    fresh process, then the one-loop export through tx-translate's main here, with the pool setters
+    recorded (none called is TensorFlow's defaults)."""
+    from tx_keras.cli import translate
+
     run_dir, _ = exported
     loops = json.loads((run_dir / "export/export.json").read_text())["decoding_loops"]
     cores, intra, inter = _translate_pools(run_dir / "export", tmp_path)
@@ -246,4 +261,5 @@ def test_tx_translate_decodes_on_its_planned_pools(exported, tmp_path):
     one_loop = shutil.copytree(run_dir / "export", tmp_path / "export")
     manifest = json.loads((one_loop / "export.json").read_text())
     (one_loop / "export.json").write_text(json.dumps({**manifest, "decoding_loops": 1}))
-    assert _translate_pools(one_loop, tmp_path)[1:] == (0, 0)
+    translate.main([str(one_loop), "the cat"])
+    assert capsys.readouterr().out.strip() and recorded_pools == {}
