@@ -2,7 +2,6 @@
 planned steps or by the time budget, and a resumed run continues its budget instead of starting a new one."""
 
 import json
-import sys
 
 import keras
 import numpy as np
@@ -49,14 +48,13 @@ class _Recorder(keras.callbacks.Callback):
 
 
 class _StepClock:
-    """Stands in for the `time` module of the budget's module: a monotonic clock that moves only when a
-    step ends, by `seconds` a step, so that the minutes a budget sees are a count of steps, not of the
-    host's speed."""
+    """A clock for the budget that moves only when a step ends, by `seconds` a step (advanced by a `_Tick`
+    in the fit's callbacks): the minutes a budget sees are then a count of steps, not the host's speed."""
 
     def __init__(self, seconds: float):
         self.now, self.seconds = 0.0, seconds
 
-    def monotonic(self) -> float:
+    def __call__(self) -> float:
         return self.now
 
 
@@ -67,14 +65,6 @@ class _Tick(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         self.clock.now += self.clock.seconds
-
-
-@pytest.fixture
-def step_clock(monkeypatch) -> _StepClock:
-    """TimeBudget's clock, 3 s a step (advanced by a `_Tick` in the fit's callbacks)."""
-    clock = _StepClock(seconds=3.0)
-    monkeypatch.setattr(sys.modules[TimeBudget.__module__], "time", clock)
-    return clock
 
 
 def _fit(cooldown: Cooldown, clock: CooldownClock, epochs: int, extra=()) -> list[float]:
@@ -106,9 +96,10 @@ def test_a_step_budget_before_the_epochs_ends_the_decay_at_its_step():
     assert later.planned_steps == 16  # the epochs end first
 
 
-def test_with_a_budget_the_clock_follows_the_minutes_spent(step_clock):
+def test_with_a_budget_the_clock_follows_the_minutes_spent():
     cooldown = Cooldown(ConstantSchedule(1e-3), fraction=0.5)
-    budget = TimeBudget(minutes=1.0, spent_minutes=0.75)  # a resumed run, 45 of its 60 s spent
+    step_clock = _StepClock(seconds=3.0)
+    budget = TimeBudget(minutes=1.0, spent_minutes=0.75, clock=step_clock)  # resumed: 45 of its 60 s spent
     clock = CooldownClock(cooldown, budget, UpdateCount(), epochs=1, steps_per_epoch=1000)
     factors = _fit(cooldown, clock, epochs=1, extra=[_Tick(step_clock), budget])
     # Before step i, 45 + 3 i of the 60 s are spent: the factor (1 - progress) / 0.5 falls from 0.5 by
@@ -118,9 +109,10 @@ def test_with_a_budget_the_clock_follows_the_minutes_spent(step_clock):
     assert budget.reached
 
 
-def test_with_a_budget_the_planned_steps_still_end_the_decay_when_they_come_first(step_clock):
+def test_with_a_budget_the_planned_steps_still_end_the_decay_when_they_come_first():
     cooldown = Cooldown(ConstantSchedule(1e-3), fraction=0.5)
-    budget = TimeBudget(minutes=60.0)  # 16 steps of 3 s: the epochs end long before the budget
+    step_clock = _StepClock(seconds=3.0)
+    budget = TimeBudget(minutes=60.0, clock=step_clock)  # 16 steps of 3 s: the epochs end long before it
     clock = CooldownClock(cooldown, budget, UpdateCount(), epochs=2, steps_per_epoch=8)
     factors = _fit(cooldown, clock, epochs=2, extra=[_Tick(step_clock), budget])
     assert factors == pytest.approx([1.0] * 9 + [(16 - i) / 8 for i in range(9, 16)])
