@@ -150,7 +150,7 @@ def test_integrated_gradients_find_the_aligned_source_word_and_are_complete(reve
     *_, entry = reverse
     hits = total = 0
     gaps = []
-    for source, target in _reverse_pairs(entry, 15):
+    for source, target in _reverse_pairs(entry, 10):
         found = attributions(entry.model, entry.source_ids(source), entry.target_ids(target))
         top = found["integrated_gradients"].argmax(-1)[:-1]  # the words, EOS aside
         hits += int((top == np.arange(len(source) - 2, -1, -1)).sum())
