@@ -1,8 +1,12 @@
-"""Checking what a visitor types before it reaches a model: one clear sentence, or a clear refusal."""
+"""Checking what a visitor types before it reaches a model: one clear sentence, or a clear refusal.
+
+The characters are judged by the project's one text rule (tx_keras/data/text_rule.py), the same that
+decided what the model was trained on; this module adds only what a web form needs (type, size, status).
+"""
 
 from __future__ import annotations
 
-import unicodedata
+from tx_keras.data.text_rule import RefusedText, apply_text_rule
 
 MAX_CHARACTERS = 200  # longer input is refused; the model reads at most its max_source_length tokens anyway
 
@@ -16,15 +20,16 @@ class SentenceError(ValueError):
 
 
 def check_sentence(text: object) -> str:
-    """The sentence with surrounding spaces trimmed; SentenceError if empty, too long or not text."""
+    """The sentence cleaned by the text rule; SentenceError if not text, too long, refused by the rule or
+    empty once cleaned."""
     if not isinstance(text, str):
         raise SentenceError("send the sentence as a JSON string under `text`")
-    text = text.strip()
-    if not text:
-        raise SentenceError("type a sentence first")
     if len(text) > MAX_CHARACTERS:
         raise SentenceError(f"that is {len(text)} characters; at most {MAX_CHARACTERS} are accepted", 413)
-    bad = sorted({f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in ("Cc", "Cs", "Co", "Cn")})
-    if bad:
-        raise SentenceError(f"the sentence holds control or unassigned characters ({', '.join(bad[:5])})")
+    try:
+        text = apply_text_rule(text)
+    except RefusedText as error:
+        raise SentenceError(str(error)) from None
+    if not text:
+        raise SentenceError("type a sentence first")
     return text
