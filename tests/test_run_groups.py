@@ -155,7 +155,7 @@ def test_the_end_of_sweep_table_groups_seeds(tmp_path, capsys):
     config = OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path)}}, "trainer": {}})
     SweepReport().on_multirun_end(config)
     lines = capsys.readouterr().err.splitlines()
-    start = lines.index("tx-train: by setting (2 groups; Welch against the best, Holm-corrected):")
+    start = lines.index("tx-train: by setting (2 groups; Welch on every pair, Holm-corrected):")
     assert lines[start + 3].split()[1:9] == ["1", "1", "2", "of", "2", "0", "0.9100", "±"]
     assert lines[start + 4].endswith("worse than the best") and "0.5100 ± 0.0141" in lines[start + 4]
     assert "tx-train: sweep" in lines[-2]
