@@ -90,7 +90,7 @@ def _matmul_plus_bias(rows, kernel, bias):
     600 rows of ~1.0 sum to 512 (tests/test_kernel_dense.py), and tx-bench's model under mixed_bfloat16
     got bias gradients 7.4 % off the float32 ones (median; up to 58 %) where its other gradients were
     4.1 % off. The same sum as a matmul (a row of ones times the gradient) accumulates in float32: 4.3 %
-    (up to 6.9 %). Same speed within noise (CPU time per step 0.98-1.00x; docs/performance.md).
+    (up to 6.9 %). Same speed within noise (docs/decisions/bias-gradient-bf16.md).
     """
 
     def backward(*args, upstream=None):
@@ -105,7 +105,7 @@ def _matmul_with_bias_row(rows, kernel, bias):
 
     On a CPU with AMX, TensorFlow's oneDNN runs a MatMul fused with the bias add after it as an inner
     product that leaves AMX unused: bf16 at ~320 GFLOP/s on the 2-core AMX Xeon, where a plain MatMul
-    runs on AMX at ~740 (docs/performance.md, "Kernels built per shape, and AMX for the projections").
+    runs on AMX at ~740 (docs/decisions/bias-kernel-row-amx.md).
     The bias as one more row of the kernel keeps the MatMul plain, for 32 / d_in more work; the
     gradients are `_matmul_plus_bias`' own.
     """

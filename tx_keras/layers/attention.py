@@ -46,8 +46,7 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout=None, tra
 
     The scale is a product and the mask an added bias (0 or -1e9, made at the mask's size, without the
     heads axis): TensorFlow's oneDNN graph rewrite fuses matmul, product and sum into one kernel, and a
-    sum's gradient passes through where a select's is another pass over the scores (a training step of
-    tx-bench's size ~2 % faster; docs/performance.md, "The loss's softmax on oneDNN").
+    sum's gradient passes through where a select's is another pass over the scores.
     """
     d_k = ops.shape(query)[-1]
     scores = ops.matmul(query, ops.swapaxes(key, -1, -2))

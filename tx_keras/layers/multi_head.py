@@ -77,7 +77,7 @@ class MultiHeadAttention(HeadLayout):
         """Fused into one matmul where the same tensor feeds several projections (with `fused_qkv`), except
         for a single position (a decoding step): there, concatenating the kernels at every step costs more
         than the three small matmuls it merges (cached greedy decoding at tx-bench's size took 12-20 %
-        more CPU fused; docs/performance.md)."""
+        more CPU fused; docs/decisions/fused-qkv.md)."""
         if value is None:
             return self._project_one("query", query), None, None
         if self.fused_qkv and key is value and query.shape[1] != 1:
