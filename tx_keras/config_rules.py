@@ -10,6 +10,7 @@ it before TensorFlow starts.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -59,6 +60,12 @@ def share(value: float) -> str | None:
     return None if 0.0 <= value <= 1.0 else "must be in [0, 1]"
 
 
+def seed_range(value: int) -> str | None:
+    """A seed NumPy's global generator takes (keras.utils.set_random_seed seeds it): a larger one would
+    pass the config and fail with a traceback once TensorFlow runs."""
+    return None if 0 <= value < 2**32 else "must be in [0, 2**32 - 1]"
+
+
 def or_null(rule: Rule) -> Rule:
     """`rule` for a key whose null means "off"."""
     return lambda value: None if value is None else rule(value)
@@ -91,7 +98,10 @@ def check_rules(config: Any, group: str) -> None:
     for field in dataclasses.fields(config):
         rule = field.metadata.get(_RULE)
         value = getattr(config, field.name)
-        problem = rule(value) if rule is not None else None
+        if isinstance(value, float) and not math.isfinite(value):  # no key has a use for NaN or infinity
+            problem = "must be a finite number" + (" (or null)" if field.default is None else "")
+        else:
+            problem = rule(value) if rule is not None else None
         if problem:
             key = f"{group}.{field.name}" if group else field.name
             raise ConfigError(f"{key}={value!r} {problem}")

@@ -204,12 +204,14 @@ def task_config(cfg: Mapping[str, Any] | TaskConfig) -> TaskConfig:
     unknown = [key for key in values if key not in known]
     if unknown:
         raise ValueError(f"data.{unknown[0]} is not a key of data={name}; its keys: {', '.join(known)}")
-    config = config_class(**values)
-    for field in dataclasses.fields(config):
-        if getattr(config, field.name) == MISSING:  # `???` in the YAML file, or left out of a dict
-            raise ValueError(
-                f"data.{field.name} is required: set it on the command line, e.g. data.{field.name}=..."
-            )
+    # `???` in the YAML file or on the command line (before the range rules compare it), or left out of a dict
+    missing = [key for key, value in values.items() if value == MISSING]
+    config = config_class(**values) if not missing else None
+    missing = missing or [f.name for f in dataclasses.fields(config) if getattr(config, f.name) == MISSING]
+    if missing:
+        raise ValueError(
+            f"data.{missing[0]} is required: set it on the command line, e.g. data.{missing[0]}=..."
+        )
     return config
 
 

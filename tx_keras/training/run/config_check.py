@@ -18,9 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from omegaconf import DictConfig, MissingMandatoryValue, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from tx_keras.components import ComponentError, is_import_path, position_classes, resolve
 from tx_keras.data.task_config import ParallelTextConfig, task_config
+from tx_keras.launch.error_line import error_line
 from tx_keras.models.model_config import COMPONENT_KINDS, ModelConfig
 from tx_keras.training.run.run_config import RunConfig
 from tx_keras.user_error import ConfigError
@@ -62,6 +64,8 @@ def run_config(cfg: DictConfig) -> RunConfig:
         _check_keys(group, cfg[group], OmegaConf.get_type(cfg[group]))
     try:  # the task's own keys and value rules (its name included)
         data = task_config(cfg.data)
+    except OmegaConfBaseException as error:  # `data.x=${nowhere}`, found as the task's values are resolved
+        raise ConfigError(error_line(str(error))) from None
     except ValueError as error:
         raise ConfigError(str(error)) from None
     groups = {group: _typed(cfg, group) for group in _GROUPS}

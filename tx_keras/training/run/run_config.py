@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from tx_keras.config_rules import at_least, check_rules, ruled
+from tx_keras.config_rules import at_least, check_rules, ruled, seed_range
 from tx_keras.data.task_config import TaskConfig
 from tx_keras.export.export_config import ExportConfig
 from tx_keras.models.model_config import ModelConfig
@@ -30,7 +30,7 @@ class RunKeys:
     trainer: Any = None  # schema/trainer (tx_keras/training/trainer_config.py)
     logging: Any = None  # schema/logging (tx_keras/training/logging_config.py)
     export: Any = None  # schema/export (tx_keras/export/export_config.py)
-    seed: int = ruled(0, at_least(0))  # seeds Python, NumPy, TensorFlow and Keras, and the task's sampling
+    seed: int = ruled(0, seed_range)  # seeds Python, NumPy, TensorFlow and Keras, and the task's sampling
     resume: str | None = None  # a run folder to continue
     seeds: int = ruled(1, at_least(1))  # training seeds per setting of a sweep (launch/seed_axis.py)
 
@@ -44,7 +44,7 @@ class RunConfig:
     trainer: TrainerConfig
     logging: LoggingConfig
     export: ExportConfig
-    seed: int = ruled(0, at_least(0))
+    seed: int = ruled(0, seed_range)
     resume: str | None = None
     seeds: int = ruled(1, at_least(1))
 
