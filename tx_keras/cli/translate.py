@@ -89,12 +89,30 @@ def _show_attention(result: dict, args, plots: list[Path] | None) -> None:
             save_alignment_png(plots[i], heads, outputs, sources, title)
 
 
+def _sentences(typed: list[str]) -> list[str]:
+    """The arguments, or stdin's non-blank lines read as bytes, through the text rule (data/text_rule.py):
+    cleaned as the training text was, or one line saying which sentence it refuses and why."""
+    from tx_keras.data.text_rule import RefusedText, apply_text_rule
+
+    lines = typed or list(getattr(sys.stdin, "buffer", sys.stdin))  # bytes: invalid UTF-8 is refused too
+    sentences = []
+    for number, line in enumerate(lines, 1):
+        try:
+            sentence = apply_text_rule(line)
+        except RefusedText as error:
+            where = f"sentence {number}" if typed else f"line {number} of stdin"
+            raise _UsageError(f"{where}: {error}") from None
+        if sentence or typed:
+            sentences.append(sentence)
+    return sentences
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = _parser()
     args = parser.parse_args(argv)
-    sentences = args.sentences or [line.strip() for line in sys.stdin if line.strip()]
     try:
         saved_model = _saved_model(Path(args.path))
+        sentences = _sentences(args.sentences)
         if args.layer is not None and args.layer < 1:
             raise _UsageError(f"--layer {args.layer} must be >= 1")
     except _UsageError as error:
