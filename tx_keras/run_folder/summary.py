@@ -21,13 +21,41 @@ def read_summary(run_dir: Path) -> dict[str, Any]:
     return json.loads((run_dir / SUMMARY_NAME).read_text(encoding="utf-8"))
 
 
+# The keys readers use, with the types tx-train writes them with (None where the key may be null).
+_NUMBER = (int, float)
+_TYPES: dict[str, tuple[type, ...]] = {
+    "status": (str,),
+    "reason": (str,),
+    "stopped_by": (str,),
+    "export": (str, type(None)),
+    "epochs": (int,),
+    "optimizer_steps": (int,),
+    "parameters": (int, type(None)),
+    "wall_time_s": (*_NUMBER, type(None)),
+    "metrics": (dict,),
+    "config": (dict,),
+}
+
+
+def _well_typed(summary: dict[str, Any]) -> bool:
+    """Whether the keys readers use hold what tx-train writes: a summary edited by hand or written by
+    another program is read as no summary, not a traceback in a reader's arithmetic."""
+    for key, types in _TYPES.items():
+        value = summary.get(key)
+        if key in summary and (isinstance(value, bool) or not isinstance(value, types)):
+            return False
+    metrics = summary.get("metrics", {})
+    return all(isinstance(value, _NUMBER) and not isinstance(value, bool) for value in metrics.values())
+
+
 def summary_or_none(run_dir: Path) -> dict[str, Any] | None:
-    """The run's summary, None while it has none (running, killed) or it cannot be read as a JSON object."""
+    """The run's summary, None while it has none (running, killed) or it cannot be read as a JSON object
+    whose known keys hold values of their types."""
     try:
         summary = read_summary(run_dir)
     except (OSError, ValueError):
         return None
-    return summary if isinstance(summary, dict) else None
+    return summary if isinstance(summary, dict) and _well_typed(summary) else None
 
 
 STEP_BUDGET = "step budget"  # how `stopped_by` starts when trainer.max_steps ended the run
