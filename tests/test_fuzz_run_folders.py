@@ -4,7 +4,7 @@ the wrong shape. tx-compare and tx-translate each answer in one line or skip tha
 never touch another run's files; `tx-train resume=` answers a damaged folder in one line.
 
 The tiny run (tests/conftest.py `tiny_run`) is copied twice into a sweep folder per example, one copy
-damaged; the commands' main functions run in this process. The default run keeps a dozen examples
+damaged; the commands' main functions run in this process. The default run keeps eight examples
 (each copies a run and reads it back); `pytest -m slow` runs ten times as many.
 """
 
@@ -27,12 +27,12 @@ from tx_keras.run_folder.summary import completed_summary, summary_or_none
 
 settings.register_profile(
     "run-folders-default",
-    max_examples=12,
+    max_examples=8,
     deadline=None,
     database=None,  # each failure found becomes a fixed case instead
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-settings.register_profile("run-folders-slow", settings.get_profile("run-folders-default"), max_examples=120)
+settings.register_profile("run-folders-slow", settings.get_profile("run-folders-default"), max_examples=80)
 DEFAULT, SLOW = settings.get_profile("run-folders-default"), settings.get_profile("run-folders-slow")
 
 DAMAGED, INTACT = "0_damaged", "1_intact"
