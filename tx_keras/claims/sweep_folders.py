@@ -46,7 +46,7 @@ def _with_runs(claim_dir: Path) -> list[Path]:
 
 
 def parse_picks(picks: list[str]) -> dict[str, str]:
-    """`heads=2026-12-01_10-00-00` arguments -> {claim: sweep folder name}."""
+    """`heads=<sweep folder name>` arguments -> {claim: sweep folder name}."""
     parsed = {}
     for pick in picks:
         name, _, folder = pick.partition("=")

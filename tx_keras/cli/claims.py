@@ -30,7 +30,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=[],
         metavar="CLAIM=SWEEP",
         help="judge this sweep folder of a claim instead of its newest, e.g. "
-        "--pick heads=2026-12-01_10-00-00 "
+        "--pick heads=<the sweep folder's name, its date and time> "
         "(repeatable)",
     )
     parser.add_argument(
