@@ -70,14 +70,15 @@ def test_gradient_norms_are_the_l2_norms_of_each_layers_loss_gradient():
         loss = MaskedCrossEntropy()(labels, model(inputs, training=False))
     # Dense: an embedding's gradient comes as IndexedSlices, whose repeated rows the dense gradient sums.
     gradients = [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_variables)]
+    top = model.name  # "transformer", or "transformer_N" after other models in this process
     prefixes = {
-        "encoder/embedding": "transformer/encoder/embedding/",
-        "encoder/layer_1": "transformer/encoder/block_1/",
-        "encoder/layer_2": "transformer/encoder/block_2/",
-        "decoder/embedding": "transformer/decoder/embedding/",
-        "decoder/layer_1": "transformer/decoder/block_1/",
-        "decoder/layer_2": "transformer/decoder/block_2/",
-        "logits": "transformer/logits/",
+        "encoder/embedding": f"{top}/encoder/embedding/",
+        "encoder/layer_1": f"{top}/encoder/block_1/",
+        "encoder/layer_2": f"{top}/encoder/block_2/",
+        "decoder/embedding": f"{top}/decoder/embedding/",
+        "decoder/layer_1": f"{top}/decoder/block_1/",
+        "decoder/layer_2": f"{top}/decoder/block_2/",
+        "logits": f"{top}/logits/",
     }
     expected = {
         layer: float(
