@@ -10,8 +10,8 @@ from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
 from tests.conftest import TINY, tx_train
-from tx_keras.launch.error_line import error_line
 from tx_keras.training.run.config_check import check_components, check_config
+from tx_keras.training.run.error_line import error_line
 from tx_keras.user_error import ConfigError
 
 

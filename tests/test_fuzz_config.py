@@ -3,7 +3,7 @@ keys (wrong types, out-of-range numbers, unknown choices, NaN/inf, huge integers
 accepted or refused in one line that names the key, before anything trains.
 
 In this process, as tx-train does it: Hydra composes (its schemas refuse unknown keys and wrong types, worded
-by launch/error_line.py), then the config check (training/run/config_check.py) reads every group through
+by training/run/error_line.py), then the config check (training/run/config_check.py) reads every group through
 its dataclass. One `tx-train` process checks a few sampled bad overrides end to end. The default run keeps
 a hundred-odd examples; `pytest -m slow` runs ten times as many.
 """
@@ -23,10 +23,10 @@ from omegaconf.errors import OmegaConfBaseException
 
 from tests.conftest import TINY, tx_train
 from tx_keras.export.export_config import ExportConfig
-from tx_keras.launch.error_line import error_line
 from tx_keras.models.model_config import ModelConfig
 from tx_keras.training.logging_config import LoggingConfig
 from tx_keras.training.run.config_check import check_components, check_config
+from tx_keras.training.run.error_line import error_line
 from tx_keras.training.trainer_config import TrainerConfig
 from tx_keras.user_error import ConfigError
 

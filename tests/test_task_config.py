@@ -11,7 +11,7 @@ from hydra.errors import ConfigCompositionException
 
 from tx_keras.data.registry import _BUILDERS
 from tx_keras.data.task_config import TASK_CONFIGS, ParallelTextConfig, SymbolTaskConfig, task_config
-from tx_keras.launch.error_line import error_line
+from tx_keras.training.run.error_line import error_line
 
 CONF = Path(__file__).parents[1] / "conf" / "data"
 

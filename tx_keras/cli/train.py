@@ -95,8 +95,8 @@ def main() -> None:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from tx_keras.launch.error_line import error_line
     from tx_keras.run_folder.disk_fault import exit_on_disk_fault
+    from tx_keras.training.run.error_line import error_line
 
     os.environ["HYDRA_FULL_ERROR"] = "1"  # let Hydra's errors reach us instead of printing them itself
     from tx_keras.launch.sweep_report import SweepReport

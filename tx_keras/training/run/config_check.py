@@ -22,8 +22,8 @@ from omegaconf.errors import OmegaConfBaseException
 
 from tx_keras.components import ComponentError, is_import_path, position_classes, resolve
 from tx_keras.data.task_config import ParallelTextConfig, task_config
-from tx_keras.launch.error_line import error_line
 from tx_keras.models.model_config import COMPONENT_KINDS, ModelConfig
+from tx_keras.training.run.error_line import error_line
 from tx_keras.training.run.run_config import RunConfig
 from tx_keras.user_error import ConfigError
 
