@@ -36,6 +36,12 @@ class Dense(keras.layers.Dense):
         rows = project_rows(ops.cast(inputs, dtype), ops.cast(self.kernel, dtype), bias)
         return ops.reshape(self.activation(rows), (*ops.shape(inputs)[:-1], self.units))
 
+    def compute_mask(self, inputs, mask=None):
+        """No Keras mask on the output, where Keras' Dense passes its input's on: the rows are positions,
+        and the caller decides what padding means (the Transformer's logits carry none, so a Keras loss a
+        user compiles averages over every position, padding labels included, as its docstring says)."""
+        return None
+
     def quantize(self, mode=None, type_check=True, config=None):
         """Keras quantizes the Dense class only, not a subclass that may compute otherwise: this one hands
         a quantized layer to Dense's own call."""
