@@ -84,9 +84,9 @@ def set_now(**fields) -> Rule:
     return Rule(set_on=SET_ON, set_in=SET_IN, **fields)
 
 
-FIRST_RULES = "61c5963 (code) and 5cf5c64 (docs), 2026-11-29, before its runs: real above 2 pooled sd"
-WELCH_RULES = "1b665c7, 2026-11-30, after its runs: Welch two-sided p < 0.05 plus the sign, sweep-wide floor"
-TOST_RULES = "c1fe982, 2026-12-02, after its runs: Welch one-sided; TOST against a margin"
+FIRST_RULES = "61c5963 (code) and 5cf5c64 (docs), before its runs: real above 2 pooled sd"
+WELCH_RULES = "1b665c7, after its runs: Welch two-sided p < 0.05 plus the sign, sweep-wide floor"
+TOST_RULES = "c1fe982, after its runs: Welch one-sided; TOST against a margin"
 
 ATTENTION = set_now(
     metric="validation token accuracy",
@@ -176,7 +176,7 @@ HEADS_TEXT = set_now(
         "every degenerate output scores below it on Tatoeba eng-fra: the source copied 13.4, one fixed "
         "sentence <= 8.2; the trained preset 56-58"
     ),
-    history="21e5693, 2026-11-30, before its runs: holds at Welch two-sided p < 0.05 (8 higher), does not "
+    history="21e5693, before its runs: holds at Welch two-sided p < 0.05 (8 higher), does not "
     f"hold if 1 head higher at p < 0.05, floor 20 chrF; {TOST_RULES}",
 )
 
