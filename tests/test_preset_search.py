@@ -25,7 +25,6 @@ TOY = [
     "trainer.max_train_cpu_minutes=0.05",
     "trainer.checkpoint_every=0",
     "logging.probes=2",
-    "hydra.sweep.subdir=${hydra.job.num}",
 ]
 
 
