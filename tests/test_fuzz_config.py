@@ -22,11 +22,13 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from tests.conftest import TINY, tx_train
+from tx_keras.data.task_config import TASK_CONFIGS
 from tx_keras.export.export_config import ExportConfig
 from tx_keras.models.model_config import ModelConfig
 from tx_keras.training.logging_config import LoggingConfig
 from tx_keras.training.run.config_check import check_components, check_config
 from tx_keras.training.run.error_line import error_line
+from tx_keras.training.run.run_config import RunConfig
 from tx_keras.training.trainer_config import TrainerConfig
 from tx_keras.user_error import ConfigError
 
@@ -132,7 +134,8 @@ def overrides(draw) -> tuple[str, list[str]]:
 @pytest.fixture(scope="module")
 def compose_config():
     with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
-        yield lambda *given: compose(config_name="config", overrides=list(given))
+        default = compose(config_name="config")  # composed once: each Hydra error line's suggestions
+        yield lambda *given: compose(config_name="config", overrides=list(given)) if given else default
 
 
 def _answer(compose_config, given: list[str]) -> str | None:
@@ -191,6 +194,69 @@ def test_any_override_is_accepted_or_refused_in_one_line_naming_the_key_slow(com
     _check(compose_config, case)
 
 
+def _int_keys(group: str, schema: type) -> list[str]:
+    """The keys of a group's dataclass that hold a whole number (a count, a size, a seed), nested ones
+    flattened; a key that may also be a float (export.length_penalty) is a number, not a count."""
+    keys = []
+    for field in dataclasses.fields(schema):
+        nested = field.default_factory
+        if dataclasses.is_dataclass(nested):
+            keys += _int_keys(f"{group}.{field.name}", nested)
+        elif "int" in str(field.type) and "float" not in str(field.type):
+            keys.append(f"{group}.{field.name}".lstrip("."))
+    return keys
+
+
+# data=<task> -> the overrides that choose it (a real corpus also needs its path: never read by the check).
+_TASKS = {name: [f"data={name}"] for name in TASK_CONFIGS}
+_TASKS["parallel_text"].append("data.path=pairs.tsv")
+_GROUP_INT_KEYS = (
+    _int_keys("model", ModelConfig)
+    + _int_keys("trainer", TrainerConfig)
+    + _int_keys("logging", LoggingConfig)
+    + _int_keys("export", ExportConfig)
+    + [key for key in _int_keys("", RunConfig) if "." not in key]
+)
+_SEEDS = ("data.seed", "data.table_seed")  # seeds feed default_rng, which takes any size: not sizes
+_HUGE = st.one_of(st.integers(10**12 + 1, 10**40), st.sampled_from([2**31, 2**32, 2**63 - 1, 2**63, 2**64]))
+
+
+@st.composite
+def huge_integers(draw) -> tuple[str, list[str]]:
+    """(the key, the overrides): a task, then any of its whole-number keys or the other groups' set huge."""
+    task = draw(st.sampled_from(sorted(_TASKS)))
+    keys = _GROUP_INT_KEYS + _int_keys("data", TASK_CONFIGS[task])
+    key = draw(st.sampled_from([key for key in keys if key not in _SEEDS]))
+    return key, [*_TASKS[task], f"{key}={draw(_HUGE)}"]
+
+
+def _check_huge(compose_config, case: tuple[str, list[str]]) -> None:
+    key, given = case
+    line = _answer(compose_config, given)
+    assert line is not None, f"{given} accepted"
+    assert "\n" not in line.strip() and _names(line, key), (given, line)
+
+
+@DEFAULT
+@given(case=huge_integers())
+def test_a_huge_whole_number_for_any_count_is_refused_in_one_line_naming_the_key(compose_config, case):
+    _check_huge(compose_config, case)
+
+
+@pytest.mark.slow
+@SLOW
+@given(case=huge_integers())
+def test_a_huge_whole_number_for_any_count_is_refused_in_one_line_naming_the_key_slow(compose_config, case):
+    _check_huge(compose_config, case)
+
+
+def test_the_huge_integer_keys_cover_every_task_and_group():
+    keys = set(_GROUP_INT_KEYS).union(*(_int_keys("data", config) for config in TASK_CONFIGS.values()))
+    assert {"model.d_model", "trainer.epochs", "trainer.early_stopping.patience", "logging.probes"} <= keys
+    assert {"export.beam_width", "seeds", "data.num_train", "data.modulus", "data.stream_sample"} <= keys
+    assert "export.length_penalty" not in keys and len(keys) > 40
+
+
 # What the properties found, each as Hypothesis shrank it (issue 65's closing note lists them): a traceback
 # or a line of several lines, or a value accepted that fails once TensorFlow runs.
 @pytest.mark.parametrize(
@@ -204,6 +270,14 @@ def test_any_override_is_accepted_or_refused_in_one_line_naming_the_key_slow(com
         ("trainer.learning_rate=inf", "trainer.learning_rate=inf must be a finite number"),
         ("trainer.max_train_minutes=inf", "trainer.max_train_minutes=inf must be a finite number (or null)"),
         ("seed=99999999999999999999", "seed=99999999999999999999 must be in [0, 2**32 - 1]"),
+        # Accepted before sizes had an upper bound (the first as the huge-integer property shrank it, the
+        # second as the issue found it): the first allocation or int64 conversion failed instead.
+        ("model.num_encoder_layers=1000000000001", "model.num_encoder_layers=1000000000001 must be <= 1000"),
+        (
+            "data.num_train=100000000000000000000",
+            "data.num_train=100000000000000000000 must be <= 1000000000",
+        ),
+        ("trainer.step_parts=10000000000000", "trainer.step_parts=10000000000000 must be <= 4096"),
     ],
 )
 def test_found_by_fuzzing_each_is_one_line_naming_the_key(compose_config, override, line):

@@ -45,6 +45,21 @@ def at_least(low: float) -> Rule:
     return lambda value: None if value >= low else f"must be >= {low:g}"
 
 
+def between(low: int, high: int, off: str = "") -> Rule:
+    """A whole number in [low, high] for a key that sizes something (a count, a length, a width): `high`
+    is far above any real run's value, and stops a mistyped huge one (10**20 training pairs) here, in one
+    line, instead of as an allocation or an int64 overflow once NumPy or TensorFlow meets it. `off` says
+    what null means for a key that may be null (e.g. "for no limit")."""
+    null = f" (or null {off})" if off else ""
+
+    def rule(value: int) -> str | None:
+        if value < low:
+            return f"must be >= {low}{null}"
+        return None if value <= high else f"must be <= {high}{null}"
+
+    return rule
+
+
 def above(low: float, off: str = "") -> Rule:
     """> `low`; `off` says what null means for a key that may be null (e.g. "for no time limit")."""
     return lambda value: None if value > low else f"must be > {low:g}" + (f" (or null {off})" if off else "")
@@ -71,15 +86,15 @@ def or_null(rule: Rule) -> Rule:
     return lambda value: None if value is None else rule(value)
 
 
-def auto_or_count(null: bool = False) -> Rule:
-    """auto, or a whole number >= 1 (or null, where the key's null means "off")."""
+def auto_or_count(high: int, null: bool = False) -> Rule:
+    """auto, or a whole number in [1, high] (or null, where the key's null means "off")."""
     choices = "auto, null or a whole number >= 1" if null else "auto or a whole number >= 1"
 
     def rule(value: Any) -> str | None:
         if value == "auto" or (null and value is None):
             return None
         if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-            return None
+            return None if value <= high else f"must be <= {high}"
         return f"is not allowed; choose {choices}"
 
     return rule

@@ -17,16 +17,12 @@ from typing import Any
 
 from omegaconf import MISSING, DictConfig, OmegaConf
 
+from tx_keras.config_rules import at_least, between, check_rules, fraction, one_of, or_null, ruled
 from tx_keras.data.text_format import TOKENIZER_CHOICES
 from tx_keras.special_tokens import SPECIALS
 
 SCHEMA_GROUP = "schema/data"  # the ConfigStore group of the schemas: `- /schema/data/<name>@_here_`
-
-
-def _at_least(low: int, **values: int) -> None:
-    for key, value in values.items():
-        if value < low:
-            raise ValueError(f"data.{key}={value} must be >= {low}")
+PAIRS = 10**9  # the most sentence pairs or rows a split may ask for: far above any corpus, below int64's end
 
 
 @dataclass(frozen=True)
@@ -36,17 +32,17 @@ class TaskConfig:
     name: str  # the task (registry.py); picks the dataclass below
     seed: int = 0  # the task's sampling / splitting seed (the YAML files follow the run seed)
 
+    def __post_init__(self) -> None:
+        check_rules(self, "data")
+
 
 @dataclass(frozen=True)
 class SampledTaskConfig(TaskConfig):
     """A task whose splits are drawn by `Task.sample`: distinct sources, sizes chosen freely."""
 
-    num_train: int = 20000  # training pairs
-    num_validation: int = 1000  # validation pairs (sources disjoint from train)
-    num_test: int = 1000  # test pairs (sources disjoint from train and validation)
-
-    def __post_init__(self) -> None:
-        _at_least(1, num_train=self.num_train, num_validation=self.num_validation, num_test=self.num_test)
+    num_train: int = ruled(20000, between(1, PAIRS))  # training pairs
+    num_validation: int = ruled(1000, between(1, PAIRS))  # validation pairs (sources disjoint from train)
+    num_test: int = ruled(1000, between(1, PAIRS))  # test pairs (sources disjoint from train and validation)
 
     @property
     def split_sizes(self) -> dict[str, int]:
@@ -62,13 +58,12 @@ class TranslationConfig(SampledTaskConfig):
 class SymbolTaskConfig(SampledTaskConfig):
     """copy, reverse, sort (symbol_tasks.py): lengths drawn uniformly from [min_length, length]."""
 
-    vocab_size: int = 16  # distinct symbols
-    length: int = 12  # longest sequence
-    min_length: int = 12  # shortest sequence (= length: fixed length)
+    vocab_size: int = ruled(16, between(1, 10**6))  # distinct symbols
+    length: int = ruled(12, between(1, 10**5))  # longest sequence
+    min_length: int = ruled(12, between(1, 10**5))  # shortest sequence (= length: fixed length)
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _at_least(1, vocab_size=self.vocab_size, length=self.length, min_length=self.min_length)
         if self.min_length > self.length:
             raise ValueError(f"data.min_length={self.min_length} must be <= data.length={self.length}")
 
@@ -77,16 +72,15 @@ class SymbolTaskConfig(SampledTaskConfig):
 class AssociativeRecallConfig(SampledTaskConfig):
     """Multi-query associative recall (associative_recall.py)."""
 
-    num_keys: int = 32  # distinct key symbols (the keys of one sequence are distinct)
-    num_values: int = 32  # distinct value symbols (values may repeat)
-    min_kv_pairs: int = 8  # fewest key-value pairs in a sequence
-    max_kv_pairs: int = 16  # most key-value pairs (<= num_keys)
-    num_queries: int = 16  # queries per sequence
+    # distinct key symbols (the keys of one sequence are distinct)
+    num_keys: int = ruled(32, between(1, 10**6))
+    num_values: int = ruled(32, between(1, 10**6))  # distinct value symbols (values may repeat)
+    min_kv_pairs: int = ruled(8, between(1, 10**5))  # fewest key-value pairs in a sequence
+    max_kv_pairs: int = ruled(16, between(1, 10**5))  # most key-value pairs (<= num_keys)
+    num_queries: int = ruled(16, between(1, 10**5))  # queries per sequence
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _at_least(1, num_keys=self.num_keys, num_values=self.num_values, num_queries=self.num_queries)
-        _at_least(1, min_kv_pairs=self.min_kv_pairs, max_kv_pairs=self.max_kv_pairs)
         if not self.min_kv_pairs <= self.max_kv_pairs <= self.num_keys:
             raise ValueError(
                 f"data.min_kv_pairs={self.min_kv_pairs}, data.max_kv_pairs={self.max_kv_pairs} and "
@@ -99,26 +93,20 @@ class AssociativeRecallConfig(SampledTaskConfig):
 class FactTableConfig(TaskConfig):
     """Facts `a b -> f(a, b)` mod `modulus` (fact_tables.py); modular_addition uses it as is."""
 
-    modulus: int = 29  # numbers 0..modulus-1; modulus^2 facts
-    holdout: float = 0.0  # share of the facts kept out of training (half validation, half test)
-    num_train: int = 8410  # training rows per epoch: the training facts cycled (10 passes over 841)
-
-    def __post_init__(self) -> None:
-        _at_least(2, modulus=self.modulus)
-        if not 0.0 <= self.holdout < 1.0:
-            raise ValueError(f"data.holdout={self.holdout} must be in [0, 1)")
-        _at_least(1, num_train=self.num_train)
+    modulus: int = ruled(29, between(2, 10**4))  # numbers 0..modulus-1; modulus^2 facts
+    holdout: float = ruled(
+        0.0, fraction
+    )  # share of the facts kept out of training (half validation, half test)
+    # training rows per epoch: the training facts cycled (10 passes over 841)
+    num_train: int = ruled(8410, between(1, PAIRS))
 
 
 @dataclass(frozen=True)
 class LookupConfig(FactTableConfig):
     """The random lookup table: its facts come from their own seed."""
 
-    table_seed: int = 0  # the table's seed, fixed so every run seed learns the same table
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _at_least(0, table_seed=self.table_seed)
+    # the table's seed, fixed so every run seed learns the same table
+    table_seed: int = ruled(0, at_least(0))
 
 
 @dataclass(frozen=True)
@@ -129,35 +117,29 @@ class ParallelTextConfig(TaskConfig):
     sha256: str | None = None  # optional checksum of the file
     cache_dir: str | None = None  # download/vocabulary cache; None = $TX_KERAS_CACHE or ~/.cache/...
     member: str | None = None  # the file inside a .zip; None = its only .txt/.tsv
-    source_column: int = 0  # tab-separated column of the source sentence
-    target_column: int = 1  # tab-separated column of the target sentence
+    source_column: int = ruled(0, between(0, 10**4))  # tab-separated column of the source sentence
+    target_column: int = ruled(1, between(0, 10**4))  # tab-separated column of the target sentence
     lowercase: bool = False  # lower-case both sides
-    max_words: int | None = 40  # pairs with a longer side are skipped; None = no limit
-    max_pairs: int | None = None  # keep only this many pairs; None = all
-    num_validation: int = 1000  # validation pairs
-    num_test: int = 2000  # test pairs for BLEU / chrF; the rest is training data
-    tokenizer: str = "auto"  # wordpiece | characters | auto (per side, unspaced_script.py)
-    vocab_size: int = 8000  # tokens per vocabulary, the 4 special tokens included
+    # pairs with a longer side are skipped; None = no limit
+    max_words: int | None = ruled(40, or_null(between(1, 10**6, "for no limit")))
+    max_pairs: int | None = ruled(None, or_null(between(1, PAIRS, "for no limit")))  # keep only this many
+    num_validation: int = ruled(1000, between(1, PAIRS))  # validation pairs
+    num_test: int = ruled(2000, between(1, PAIRS))  # test pairs for BLEU / chrF; the rest is training data
+    # wordpiece | characters | auto (per side, unspaced_script.py)
+    tokenizer: str = ruled("auto", one_of(*TOKENIZER_CHOICES))
+    vocab_size: int = ruled(8000, between(1, 10**7))  # tokens per vocabulary, the 4 special tokens included
     shared_vocabulary: bool = False  # one vocabulary learned from both sides
     stream: bool = False  # read the training split from disk each epoch (streamed_parallel_text.py)
-    stream_sample: int = 200000  # streamed: pairs sampled (seeded) to learn the vocabularies from
-    stream_shuffle_buffer: int = 20000  # streamed: pairs in the shuffle buffer
+    # streamed: pairs sampled (seeded) to learn the vocabularies from
+    stream_sample: int = ruled(200000, between(1, PAIRS))
+    stream_shuffle_buffer: int = ruled(20000, between(1, 10**8))  # streamed: pairs in the shuffle buffer
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.stream and self.max_pairs is not None:
             raise ValueError(
                 "data.max_pairs needs the in-memory corpus; with data.stream=true set it to null"
             )
-        _at_least(1, stream_sample=self.stream_sample, stream_shuffle_buffer=self.stream_shuffle_buffer)
-        if self.tokenizer not in TOKENIZER_CHOICES:
-            choices = ", ".join(TOKENIZER_CHOICES)
-            raise ValueError(f"data.tokenizer={self.tokenizer!r} is not allowed; choose one of: {choices}")
-        _at_least(0, source_column=self.source_column, target_column=self.target_column)
-        _at_least(1, num_validation=self.num_validation, num_test=self.num_test)
-        for key in ("max_words", "max_pairs"):
-            limit = getattr(self, key)
-            if limit is not None and limit < 1:
-                raise ValueError(f"data.{key}={limit} must be >= 1 (or null for no limit)")
         if self.vocab_size <= len(SPECIALS):
             raise ValueError(
                 f"data.vocab_size={self.vocab_size} leaves no room beside the {len(SPECIALS)} special tokens "

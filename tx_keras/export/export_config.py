@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tx_keras.config_rules import at_least, check_rules, one_of, ruled
+from tx_keras.config_rules import between, check_rules, one_of, ruled
 
 # How the exported `translate_with_attention` signature reports cross-attention: averaged, or every head.
 ATTENTION_MODES = ("mean", "heads")
@@ -35,7 +35,7 @@ class ExportConfig:
     """The SavedModel and model.keras written at the end of a completed run (docs/serving.md)."""
 
     enabled: bool = True  # export at the end of a completed tx-train run; false = only tx-export
-    beam_width: int = ruled(4, at_least(1))  # hypotheses kept while decoding; 1 = greedy
+    beam_width: int = ruled(4, between(1, 1000))  # hypotheses kept while decoding; 1 = greedy
     # GNMT alpha >= 0, or auto (chosen on validation, real text only)
     length_penalty: float | int | str = ruled(0.6, _length_penalty)
     length_penalty_grid: list[float] = ruled(rule=_penalty_grid, factory=lambda: [0.6, 1.0, 1.4])  # auto's

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tx_keras.components import BUILTINS, ComponentError, is_import_path, resolve
-from tx_keras.config_rules import Rule, at_least, check_rules, fraction, one_of, ruled
+from tx_keras.config_rules import Rule, between, check_rules, fraction, one_of, ruled
 from tx_keras.norm_placement import NORM_MODES
 from tx_keras.user_error import ConfigError
 
@@ -55,11 +55,13 @@ class ModelConfig:
     "package.module.ClassName" (tx_keras/components.py; contracts in docs/configuring.md).
     """
 
-    num_encoder_layers: int = ruled(2, at_least(1))  # encoder blocks (self-attention + FFN)
-    num_decoder_layers: int = ruled(2, at_least(1))  # decoder blocks (causal self-attn + cross-attn + FFN)
-    d_model: int = ruled(64, at_least(1))  # width of every token vector; must be divisible by num_heads
-    num_heads: int = ruled(4, at_least(1))  # attention heads h; each head has d_model / h features
-    dff: int = ruled(256, at_least(1))  # hidden width of the feed-forward network
+    num_encoder_layers: int = ruled(2, between(1, 1000))  # encoder blocks (self-attention + FFN)
+    num_decoder_layers: int = ruled(
+        2, between(1, 1000)
+    )  # decoder blocks (causal self-attn + cross-attn + FFN)
+    d_model: int = ruled(64, between(1, 2**16))  # width of every token vector; must be divisible by num_heads
+    num_heads: int = ruled(4, between(1, 1024))  # attention heads h; each head has d_model / h features
+    dff: int = ruled(256, between(1, 2**18))  # hidden width of the feed-forward network
     # dropout on attention weights, FFN hidden units, sublayer outputs, embeddings
     dropout: float = ruled(0.0, fraction)
     residual: bool = True  # the Add of Add + Norm: residual connections on/off

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tx_keras.config_rules import at_least, check_rules, one_of, ruled
+from tx_keras.config_rules import at_least, between, check_rules, one_of, ruled
 
 
 @dataclass(frozen=True)
@@ -19,11 +19,13 @@ class LoggingConfig:
 
     tensorboard: bool = True  # write TensorBoard event files (all of the below needs it)
     # the per-step training loss curve: a point every this many steps; 0 = off
-    loss_every_steps: int = ruled(10, at_least(0))
-    probes: int = ruled(2, at_least(0))  # validation sentences whose attention and translations are logged
+    loss_every_steps: int = ruled(10, between(0, 10**9))
+    probes: int = ruled(
+        2, between(0, 10**4)
+    )  # validation sentences whose attention and translations are logged
     attention_maps: str = ruled("auto", one_of("auto", "every", "first_last", "off"))  # when they are logged
     attention_tensors_mb: float = ruled(1.0, at_least(0))  # cap per logged epoch on the raw weights
-    diagnostics_every: int = ruled(1, at_least(0))  # epochs between diagnostics; 0 = off
+    diagnostics_every: int = ruled(1, between(0, 10**6))  # epochs between diagnostics; 0 = off
     head_importance: bool = False  # the validation loss with each head masked out, at the end
     # console: 0 = the end-of-run report only | 1 = progress | 2 = TensorFlow's lines too
     verbose: int = ruled(1, one_of(0, 1, 2))

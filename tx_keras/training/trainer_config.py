@@ -17,6 +17,7 @@ from tx_keras.config_rules import (
     above,
     at_least,
     auto_or_count,
+    between,
     check_rules,
     fraction,
     one_of,
@@ -49,7 +50,7 @@ def _installed(value: str) -> str | None:
 class EarlyStoppingConfig:
     """`trainer.early_stopping`: stop when the validation score has stopped improving."""
 
-    patience: int | None = ruled(2, or_null(at_least(1)))  # epochs without improvement; None = off
+    patience: int | None = ruled(2, or_null(between(1, 10**6)))  # epochs without improvement; None = off
     monitor: str = ruled("val_exact_match", one_of(*MONITORS))  # the epoch log watched
     min_delta: float = ruled(0.0, at_least(0))  # a change smaller than this is no improvement
     stop_at: float | None = 1.0  # also stop as soon as `monitor` reaches this; None = never
@@ -64,21 +65,22 @@ class TrainerConfig:
     """Optimisation: Adam on the paper's warm-up + inverse-sqrt schedule (or a constant rate), and how
     long, on what, and where the run trains. conf/trainer/default.yaml explains each key."""
 
-    epochs: int = ruled(6, at_least(1))  # passes over the training split
+    epochs: int = ruled(6, between(1, 10**6))  # passes over the training split
     # stop training after this many minutes of wall clock; None = off
     max_train_minutes: float | None = ruled(None, or_null(above(0, "for no time limit")))
     # stop training after this many minutes of the process's CPU time (every thread); None = off
     max_train_cpu_minutes: float | None = ruled(None, or_null(above(0, "for no CPU-time limit")))
-    max_steps: int | None = ruled(None, or_null(at_least(1)))  # stop after this many optimizer steps
-    batch_size: int = ruled(64, at_least(1))  # sentence pairs per step
+    max_steps: int | None = ruled(None, or_null(between(1, 10**12)))  # stop after this many optimizer steps
+    batch_size: int = ruled(64, between(1, 10**6))  # sentence pairs per step
     batching: str = ruled("fixed", one_of(*BATCHING))  # fixed | bucket (tx_keras/data/batching/)
-    batch_tokens: int | None = None  # bucket only: rows per batch = this // bucket width
+    # bucket only: rows per batch = this // bucket width
+    batch_tokens: int | None = ruled(None, or_null(between(1, 10**9, "for rows by batch_size")))
     # auto | N batch widths chosen per split (bucket only: data/batching/shape_classes.py) | None
-    shape_classes: int | str | None = ruled("auto", auto_or_count(null=True))
+    shape_classes: int | str | None = ruled("auto", auto_or_count(1024, null=True))
     # the paper's warm-up + inverse-sqrt decay, or a constant rate after a linear warm-up
     schedule: str = ruled("noam", one_of("noam", "constant"))
     cooldown: float = ruled(0.0, share)  # decay the rate linearly to 0 over this last share of training
-    warmup_steps: int = ruled(400, at_least(0))  # linear warm-up steps (>= 1 for noam)
+    warmup_steps: int = ruled(400, between(0, 10**9))  # linear warm-up steps (>= 1 for noam)
     lr_scale: float = ruled(0.5, at_least(1e-12))  # noam: multiplies the schedule
     learning_rate: float = ruled(0.001, at_least(1e-12))  # constant: the learning rate after the warm-up
     label_smoothing: float = ruled(0.0, fraction)  # target probability spread over the vocabulary
@@ -89,16 +91,16 @@ class TrainerConfig:
     # the Keras dtype policy; auto picks by hardware and by whether the step is compiled (precision.py)
     precision: str = ruled("auto", one_of("float32", "mixed_bfloat16", "mixed_float16", "auto"))
     # auto | N: row parts of a graph step (tx_keras/training/step/step_threads.py)
-    step_parts: int | str = ruled("auto", auto_or_count())
+    step_parts: int | str = ruled("auto", auto_or_count(4096))
     deterministic: bool = False  # bit-identical reruns (training/run/determinism.py), slower
     backend: str = ruled("tensorflow", _installed)  # the Keras backend: tensorflow | jax
     # none | data_parallel: every device of every process, each step's batch split between them
     distribution: str = ruled("none", one_of("none", "data_parallel"))
-    devices: int | None = ruled(None, or_null(at_least(1)))  # data_parallel: local devices per process
-    num_processes: int | None = ruled(None, or_null(at_least(1)))  # data_parallel: None = environment
-    process_id: int | None = ruled(None, or_null(at_least(0)))  # data_parallel: None = environment
+    devices: int | None = ruled(None, or_null(between(1, 10**4)))  # data_parallel: local devices per process
+    num_processes: int | None = ruled(None, or_null(between(1, 10**5)))  # data_parallel: None = environment
+    process_id: int | None = ruled(None, or_null(between(0, 10**5)))  # data_parallel: None = environment
     coordinator: str | None = None  # data_parallel: process 0's HOST:PORT; None = environment
-    checkpoint_every: int = ruled(1, at_least(0))  # epochs between checkpoints; 0 = off
+    checkpoint_every: int = ruled(1, between(0, 10**6))  # epochs between checkpoints; 0 = off
     # also a checkpoint inside an epoch this often; None = off
     checkpoint_every_minutes: float | None = ruled(None, or_null(above(0, "for no time-based checkpoints")))
     objective: str = ruled("validation_exact_match", one_of(*OBJECTIVES))  # returned to a sweeper
@@ -118,8 +120,8 @@ class TrainerConfig:
             )
         self._check_step_parts()
         tokens = self.batch_tokens
-        if tokens is not None and (tokens < 1 or self.batching != "bucket"):
-            raise ConfigError(f"trainer.batch_tokens={tokens} needs trainer.batching=bucket and a value >= 1")
+        if tokens is not None and self.batching != "bucket":
+            raise ConfigError(f"trainer.batch_tokens={tokens} needs trainer.batching=bucket")
         if self.shape_classes not in ("auto", None) and self.batching != "bucket":
             raise ConfigError(
                 f"trainer.shape_classes={self.shape_classes} needs trainer.batching=bucket (or null)"

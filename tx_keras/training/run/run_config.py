@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from tx_keras.config_rules import at_least, check_rules, ruled, seed_range
+from tx_keras.config_rules import between, check_rules, ruled, seed_range
 from tx_keras.data.task_config import TaskConfig
 from tx_keras.export.export_config import ExportConfig
 from tx_keras.models.model_config import ModelConfig
@@ -32,7 +32,7 @@ class RunKeys:
     export: Any = None  # schema/export (tx_keras/export/export_config.py)
     seed: int = ruled(0, seed_range)  # seeds Python, NumPy, TensorFlow and Keras, and the task's sampling
     resume: str | None = None  # a run folder to continue
-    seeds: int = ruled(1, at_least(1))  # training seeds per setting of a sweep (launch/seed_axis.py)
+    seeds: int = ruled(1, between(1, 10**4))  # training seeds per setting of a sweep (launch/seed_axis.py)
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class RunConfig:
     export: ExportConfig
     seed: int = ruled(0, seed_range)
     resume: str | None = None
-    seeds: int = ruled(1, at_least(1))
+    seeds: int = ruled(1, between(1, 10**4))
 
     def __post_init__(self) -> None:
         check_rules(self, "")
