@@ -1,7 +1,8 @@
 """`tx-compare SWEEP_DIR`: every run of a sweep in one table, best first; the runs grouped by setting (runs
 of one sweep folder that differ only by seed) with mean ± sd, intervals, and every pair of groups tested
 (Welch, Holm over all pairs) with each group's difference to the best and its interval; curves,
-per-knob and per-group plots, and the grouped result as CSV and JSON."""
+per-knob and per-group plots, and the grouped result as CSV and JSON. `--importance`: an Optuna sweep's
+parameter importances instead, rebuilt from its run folders (its study lived in memory)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,26 @@ def _parser() -> CommandParser:
         default=None,
         help="where to write comparison.md/.csv, groups.csv/.json and the PNGs (default: the sweep folder)",
     )
+    parser.add_argument(
+        "--importance",
+        action="store_true",
+        help="print Optuna's parameter importances of an Optuna sweep's trials (by its trainer.objective) "
+        "and its best trial instead; writes nothing",
+    )
     return parser
+
+
+def _print_importances(parser: CommandParser, sweep_dir: Path) -> None:
+    """The importances need Optuna, not TensorFlow: no event file is read."""
+    from tx_keras.comparison.param_importance import importance_text, param_importances
+    from tx_keras.user_error import UserError
+
+    try:
+        result = param_importances(sweep_dir)
+    except UserError as error:
+        parser.fail(str(error))
+    print(f"tx-compare: Optuna's parameter importances of {sweep_dir} by {result.objective}")
+    print(importance_text(result), end="")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -45,6 +65,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not args.sweep_dir.is_dir():
         parser.fail(f"{args.sweep_dir} is not a folder")
+    if args.importance:
+        _print_importances(parser, args.sweep_dir)
+        return
     start_tensorflow()
     from tx_keras.comparison import collect_runs
     from tx_keras.comparison.group_hparams import write_group_sessions
