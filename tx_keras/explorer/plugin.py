@@ -78,6 +78,27 @@ def _labels(record: ProbeAttention) -> list[str]:
     return [*record.queries[1:], SPECIALS[EOS]]
 
 
+def _probe_answer(
+    run: str, probe: int, kind: str, record: ProbeAttention, read: tuple, weights: list, heads: list[str]
+) -> dict:
+    """The attention and rollout routes' answer: one logged probe's tokens and sentences, the step shown
+    and every logged step (`read`), and the (layers, heads, queries, keys) weights drawn with their labels."""
+    shown, steps = read
+    return {
+        "run": run,
+        "probe": probe,
+        "kind": kind,
+        "step": shown,
+        "steps": steps,
+        "queries": record.queries,
+        "keys": record.keys,
+        "source": record.source,
+        "reference": record.reference,
+        "weights": weights,
+        "head_labels": heads,
+    }
+
+
 class AttentionExplorerPlugin(base_plugin.TBPlugin):
     """Reads through TensorBoard's data provider, so it finds the summaries by plugin name in whichever
     run folder wrote them (e.g. `RUN/attention` or the run root), old and growing runs included."""
@@ -228,41 +249,44 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
         """The run menus' name for a run or run folder (`.` is the logdir's own folder: named after it)."""
         return run_label(self._logdir, name) if self._logdir is not None else name
 
-    @Request.application
-    def _serve_attention(self, request: Request) -> Response:
+    def _asked(self, request: Request, rolled_out: bool) -> tuple:
+        """(run, kind, probe, its record, kind -> (step shown, weights, every logged step)) of an attention
+        or rollout request: the weights of its kind, and for a cross rollout also of the self-attention it
+        runs through. SentenceError with the 4xx that says what is wrong with the request."""
         run, kind = request.args.get("run", ""), request.args.get("kind", "")
         try:
             probe = int(request.args.get("probe", ""))
             step = int(request.args["step"]) if request.args.get("step") else None
         except ValueError:
-            return _error(request, "probe and step must be whole numbers", 400)
+            raise SentenceError("probe and step must be whole numbers") from None
         if kind not in KINDS:
-            return _error(request, f"kind must be one of {', '.join(KINDS)}", 400)
+            raise SentenceError(f"kind must be one of {', '.join(KINDS)}")
         tags = self._records(request).get(run)
         if tags is None:
-            return _error(request, f"run {run!r} has no attention data now (its folder was deleted?)", 404)
-        record = tags.get(tag_for(probe, kind))
-        if record is None:
-            return _error(request, f"run {run!r} logged no {kind} attention for probe {probe + 1}", 404)
+            raise SentenceError(f"run {run!r} has no attention data now (its folder was deleted?)", 404)
+        needed = KINDS if rolled_out and kind == "cross" else (kind,)
+        records = {name: tags.get(tag_for(probe, name)) for name in needed}
+        missing = [name for name, record in records.items() if record is None]
+        if missing:
+            raise SentenceError(
+                f"run {run!r} logged no {', '.join(missing)} attention for probe {probe + 1}", 404
+            )
+        read = {
+            name: self._logged_weights(request, run, record.tag, step) for name, record in records.items()
+        }
+        return run, kind, probe, records[kind], read
+
+    @Request.application
+    def _serve_attention(self, request: Request) -> Response:
         try:
-            shown, weights, steps = self._logged_weights(request, run, record.tag, step)
+            run, kind, probe, record, read = self._asked(request, rolled_out=False)
         except SentenceError as error:
             return _error(request, str(error), error.status)
+        shown, weights, steps = read[kind]
+        heads = [f"head {h + 1}" for h in range(weights.shape[1])]
+        # float16 values, exact in float32 and in JSON
         return _json(
-            request,
-            {
-                "run": run,
-                "probe": probe,
-                "kind": kind,
-                "step": shown,
-                "steps": steps,
-                "queries": record.queries,
-                "keys": record.keys,
-                "source": record.source,
-                "reference": record.reference,
-                "weights": weights.tolist(),  # float16 values, exact in float32 and in JSON
-                "head_labels": [f"head {h + 1}" for h in range(weights.shape[1])],
-            },
+            request, _probe_answer(run, probe, kind, record, (shown, steps), weights.tolist(), heads)
         )
 
     @Request.application
@@ -299,28 +323,8 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
     def _serve_rollout(self, request: Request) -> Response:
         """One probe's attention rolled out through every layer (rollout.py), from the logged weights of
         one epoch: encoder or decoder self-attention, or the source words each decoder position draws on."""
-        run, kind = request.args.get("run", ""), request.args.get("kind", "")
         try:
-            probe = int(request.args.get("probe", ""))
-            step = int(request.args["step"]) if request.args.get("step") else None
-        except ValueError:
-            return _error(request, "probe and step must be whole numbers", 400)
-        if kind not in KINDS:
-            return _error(request, f"kind must be one of {', '.join(KINDS)}", 400)
-        tags = self._records(request).get(run)
-        if tags is None:
-            return _error(request, f"run {run!r} has no attention data now (its folder was deleted?)", 404)
-        needed = KINDS if kind == "cross" else (kind,)
-        records = {name: tags.get(tag_for(probe, name)) for name in needed}
-        missing = [name for name, record in records.items() if record is None]
-        if missing:
-            return _error(
-                request, f"run {run!r} logged no {', '.join(missing)} attention for probe {probe + 1}", 404
-            )
-        try:
-            read = {
-                name: self._logged_weights(request, run, record.tag, step) for name, record in records.items()
-            }
+            run, kind, probe, record, read = self._asked(request, rolled_out=True)
         except SentenceError as error:
             return _error(request, str(error), error.status)
         shown, weights, steps = read[kind]
@@ -330,24 +334,9 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
             extra["source_share"] = np.round(share, 5).tolist()
         else:
             rolled = self_rollout(weights)
-        record = records[kind]
-        return _json(
-            request,
-            {
-                "run": run,
-                "probe": probe,
-                "kind": kind,
-                "step": shown,
-                "steps": steps,
-                "queries": record.queries,
-                "keys": record.keys,
-                "source": record.source,
-                "reference": record.reference,
-                "weights": [[np.round(rolled, 5).tolist()]],  # one layer, one "head": the rollout
-                "head_labels": ["rollout"],
-                **extra,
-            },
-        )
+        rolled = [[np.round(rolled, 5).tolist()]]  # one layer, one "head": the rollout
+        answer = _probe_answer(run, probe, kind, record, (shown, steps), rolled, ["rollout"])
+        return _json(request, {**answer, **extra})
 
     def _probes(self, request: Request, folder: Path) -> list:
         """The logged probe records (cross kind: source tokens and decoder inputs) of every TensorBoard run

@@ -68,6 +68,15 @@ def model_file(folder: Path) -> Path | None:
     return None
 
 
+def unreadable(what: Path, error: Exception) -> SentenceError:
+    """The page's refusal of a run whose export or model cannot be read (cut, emptied or overwritten):
+    HTTP 409, since the run folder conflicts with what the route needs; the traceback stays out of it."""
+    remedy = "write it again with tx-export RUN_DIR" if what.parts[0] == EXPORT_DIR else "the file is damaged"
+    return SentenceError(
+        f"this run's {what.as_posix()} cannot be read ({type(error).__name__}); {remedy}", 409
+    )
+
+
 class RunModels:
     """Loads a run folder's Keras model on first use and keeps the last `keep`; reloads a re-exported one."""
 
@@ -99,10 +108,12 @@ def _load(folder: Path, path: Path) -> RunModel:
     import keras
 
     import tx_keras.models  # noqa: F401  (registers the serializable classes)
-    from tx_keras.data.vocabulary import Vocabulary
     from tx_keras.export.run_export import SOURCE_VOCAB_FILE, TARGET_VOCAB_FILE
 
-    model = keras.saving.load_model(path, compile=False, safe_mode=True)
+    try:
+        model = keras.saving.load_model(path, compile=False, safe_mode=True)
+    except Exception as error:  # the folder's file, not the server, is what is broken
+        raise unreadable(path.relative_to(folder), error) from None
     if model.dtype_policy.name != "float32":  # gradients in bfloat16 are too coarse to rank tokens
         copy = type(model).from_config({**model.get_config(), "dtype": "float32"})
         copy.build(((None, model.max_source_length), (None, model.max_target_length)))
@@ -111,7 +122,23 @@ def _load(folder: Path, path: Path) -> RunModel:
     importance = (summary_or_none(folder) or {}).get("head_importance")
     return RunModel(
         model,
-        Vocabulary.from_file(folder / SOURCE_VOCAB_FILE),
-        Vocabulary.from_file(folder / TARGET_VOCAB_FILE),
+        _vocabulary(folder, SOURCE_VOCAB_FILE, model.source_vocab_size),
+        _vocabulary(folder, TARGET_VOCAB_FILE, model.target_vocab_size),
         importance.get("loss_increase") if isinstance(importance, dict) else None,
     )
+
+
+def _vocabulary(folder: Path, name: str, size: int) -> Vocabulary:
+    """The run's vocabulary file `name`, refused (409) unless it reads and holds the model's `size`
+    tokens: a cut one would give the model's output ids no token to show."""
+    from tx_keras.data.vocabulary import Vocabulary
+
+    try:
+        vocabulary = Vocabulary.from_file(folder / name)
+    except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
+        raise unreadable(Path(name), error) from None
+    if len(vocabulary) != size:
+        raise SentenceError(
+            f"this run's {name} holds {len(vocabulary)} tokens, its model {size}; the file is damaged", 409
+        )
+    return vocabulary

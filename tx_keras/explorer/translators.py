@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tx_keras.explorer.run_models import unreadable
 from tx_keras.explorer.typed_sentence import SentenceError
 from tx_keras.export.saved_model_loader import load_saved_model
 
@@ -59,7 +60,12 @@ class Translators:
             if cached and cached[0] == stamp:
                 self._loaded.move_to_end(saved_model)
                 return cached[1]
-            module = load_saved_model(saved_model)
+            try:
+                module = load_saved_model(saved_model)
+            except FileNotFoundError:
+                raise  # the folder went away: translate() says so
+            except Exception as error:  # cut, emptied or overwritten files: the run's, not the server's
+                raise unreadable(saved_model.relative_to(saved_model.parents[1]), error) from None
             if SIGNATURE not in module.signatures:
                 raise SentenceError(  # 409: the run's export, not the typed input, is what conflicts
                     f"this export has no `{SIGNATURE}` signature (exported by an old version; "
