@@ -17,12 +17,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tx_keras.cli import compare, translate
 from tx_keras.comparison.sweep_runs import read_run
 from tx_keras.export import saved_model_loader
+from tx_keras.run_folder import run_lock
 from tx_keras.run_folder.summary import completed_summary, summary_or_none
 
 settings.register_profile(
@@ -54,9 +55,10 @@ _SUMMARY_KEYS = ["status", "metrics", "epochs", "parameters", "wall_time_s", "re
 
 
 @st.composite
-def damages(draw):
-    """(a file glob, what becomes of its bytes): cut, emptied, garbage, or a JSON value of the wrong shape."""
-    target = draw(st.sampled_from(TARGETS))
+def damages(draw, targets: list[str] = TARGETS, keys: list[str] = _SUMMARY_KEYS):
+    """(a file glob, what becomes of its bytes): cut, emptied, garbage, or a JSON value of the wrong shape
+    (any JSON, or the file's own JSON with some of `keys` holding values of any type)."""
+    target = draw(st.sampled_from(targets))
     kind = draw(st.sampled_from(["cut", "empty", "garbage", "json", "json_keys"]))
     if kind == "cut":
         share = draw(st.floats(0, 1, exclude_max=True))
@@ -70,7 +72,7 @@ def damages(draw):
         value = json.dumps(draw(_JSON)).encode()
         return target, f"replaced by {value!r}", lambda data: value
     # A JSON object whose known keys hold values of any type.
-    keys = draw(st.dictionaries(st.sampled_from(_SUMMARY_KEYS), _JSON, min_size=1, max_size=3))
+    keys = draw(st.dictionaries(st.sampled_from(keys), _JSON, min_size=1, max_size=3))
     return target, f"its JSON updated with {keys!r}", lambda data: _with_keys(data, keys)
 
 
@@ -161,6 +163,90 @@ def test_a_damaged_run_is_listed_or_refused_in_one_line_and_the_others_kept_slow
     completed_run, tmp_path, capsys, recorded_pools, damage
 ):
     _check(completed_run, tmp_path, capsys, damage)
+
+
+class Resumed(BaseException):
+    """Raised where a resumed run would start training (what is checked is the resume, not the training);
+    a BaseException, so that the run's own handlers do not record it as a failure."""
+
+
+@pytest.fixture()
+def resume(tx_train_here, monkeypatch, capsys, tmp_path):
+    """`tx-train resume=RUN_DIR` in this process, stopped where training would begin: (exit code, its
+    `tx-train` lines, stderr), the code None for a run that would train."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    from tx_keras.training.run import orchestrator
+
+    def stop(*args, **kwargs):
+        raise Resumed
+
+    monkeypatch.setattr(orchestrator, "_train_and_evaluate", stop)
+
+    def run(run_dir: Path) -> tuple[int | None, list[str], str]:
+        try:
+            result = tx_train_here(f"resume={run_dir}", cwd=tmp_path)
+            code, out, err = result.returncode, result.stdout, result.stderr
+        except Resumed:
+            GlobalHydra.instance().clear()  # Hydra's own exit did not run
+            printed = capsys.readouterr()
+            code, out, err = None, printed.out, printed.err
+        finally:
+            run_lock.release(run_dir)  # a real tx-train gives its lock back as it exits
+        lines = [line for line in (out + err).splitlines() if line.startswith("tx-train")]
+        return code, lines, err
+
+    return run
+
+
+# What a resume may write in a folder it then refuses: Hydra's record of the command, and the lock's holder.
+_RESUME_WRITES = (".hydra/", ".lock", "train.log")
+
+
+def _check_resume(completed_run, tmp_path, resume, damage, interrupted: bool) -> None:
+    """`interrupted`: the run has no summary.json (it was stopped before its end), as most resumed runs."""
+    target, kind, change = damage
+    sweep = _sweep(completed_run, tmp_path / "resumed")
+    intact = _fingerprint(sweep / INTACT)
+    if interrupted:
+        (sweep / DAMAGED / "summary.json").unlink()
+    if not _damage(sweep / DAMAGED, target, change):
+        assert interrupted and target == "summary.json"
+        return
+    before = _fingerprint(sweep / DAMAGED)
+    code, lines, err = resume(sweep / DAMAGED)
+    event(f"resume: {'trains' if code is None else f'exit {code}'}")
+    assert "Traceback" not in err and len(lines) == 1, (target, kind, code, err[-2000:])
+    after = _fingerprint(sweep / DAMAGED)
+    if code is None:  # resumed: the event files were rolled back to the checkpoint, which is kept as it was
+        assert lines[0].startswith(f"tx-train: resuming {sweep / DAMAGED} after epoch"), (target, kind, lines)
+        assert after["checkpoints/last.npz"] == before["checkpoints/last.npz"], (target, kind)
+    else:
+        assert code in (0, 2), (target, kind, code, lines)
+        if code == 0:  # the summary still says completed: nothing trained
+            assert lines[0].endswith("already completed; skipped (delete its summary.json to rerun)"), lines
+        else:
+            assert lines[0].startswith("tx-train: error: "), (target, kind, lines)
+        kept = {path: digest for path, digest in before.items() if not path.startswith(_RESUME_WRITES)}
+        assert {path: after.get(path) for path in kept} == kept, (target, kind, lines)
+    assert _fingerprint(sweep / INTACT) == intact
+
+
+@DEFAULT
+@given(damage=damages(), interrupted=st.booleans())
+def test_resume_of_a_damaged_run_answers_in_one_line_and_loses_nothing(
+    completed_run, tmp_path, resume, recorded_pools, damage, interrupted
+):
+    _check_resume(completed_run, tmp_path, resume, damage, interrupted)
+
+
+@pytest.mark.slow
+@SLOW
+@given(damage=damages(), interrupted=st.booleans())
+def test_resume_of_a_damaged_run_answers_in_one_line_and_loses_nothing_slow(
+    completed_run, tmp_path, resume, recorded_pools, damage, interrupted
+):
+    _check_resume(completed_run, tmp_path, resume, damage, interrupted)
 
 
 @pytest.mark.parametrize(
