@@ -203,8 +203,9 @@ def resume(tx_train_here, monkeypatch, capsys, tmp_path):
 _RESUME_WRITES = (".hydra/", ".lock", "train.log")
 
 
-def _check_resume(completed_run, tmp_path, resume, damage, interrupted: bool) -> None:
-    """`interrupted`: the run has no summary.json (it was stopped before its end), as most resumed runs."""
+def _check_resume(completed_run, tmp_path, resume, damage, interrupted: bool) -> list[str]:
+    """`interrupted`: the run has no summary.json (it was stopped before its end), as most resumed runs.
+    Returns the command's lines."""
     target, kind, change = damage
     sweep = _sweep(completed_run, tmp_path / "resumed")
     intact = _fingerprint(sweep / INTACT)
@@ -212,10 +213,9 @@ def _check_resume(completed_run, tmp_path, resume, damage, interrupted: bool) ->
         (sweep / DAMAGED / "summary.json").unlink()
     if not _damage(sweep / DAMAGED, target, change):
         assert interrupted and target == "summary.json"
-        return
+        return []
     before = _fingerprint(sweep / DAMAGED)
     code, lines, err = resume(sweep / DAMAGED)
-    event(f"resume: {'trains' if code is None else f'exit {code}'}")
     assert "Traceback" not in err and len(lines) == 1, (target, kind, code, err[-2000:])
     after = _fingerprint(sweep / DAMAGED)
     if code is None:  # resumed: the event files were rolled back to the checkpoint, which is kept as it was
@@ -230,6 +230,15 @@ def _check_resume(completed_run, tmp_path, resume, damage, interrupted: bool) ->
         kept = {path: digest for path, digest in before.items() if not path.startswith(_RESUME_WRITES)}
         assert {path: after.get(path) for path in kept} == kept, (target, kind, lines)
     assert _fingerprint(sweep / INTACT) == intact
+    return lines
+
+
+def _event(lines: list[str]) -> None:
+    """How the resume answered, in Hypothesis's statistics (`--hypothesis-show-statistics`)."""
+    answers = ("error", "resuming", "already completed")
+    event(
+        f"resume: {next((word for word in answers if word in lines[0]), lines[0]) if lines else 'no change'}"
+    )
 
 
 @DEFAULT
@@ -237,7 +246,7 @@ def _check_resume(completed_run, tmp_path, resume, damage, interrupted: bool) ->
 def test_resume_of_a_damaged_run_answers_in_one_line_and_loses_nothing(
     completed_run, tmp_path, resume, recorded_pools, damage, interrupted
 ):
-    _check_resume(completed_run, tmp_path, resume, damage, interrupted)
+    _event(_check_resume(completed_run, tmp_path, resume, damage, interrupted))
 
 
 @pytest.mark.slow
@@ -246,7 +255,23 @@ def test_resume_of_a_damaged_run_answers_in_one_line_and_loses_nothing(
 def test_resume_of_a_damaged_run_answers_in_one_line_and_loses_nothing_slow(
     completed_run, tmp_path, resume, recorded_pools, damage, interrupted
 ):
-    _check_resume(completed_run, tmp_path, resume, damage, interrupted)
+    _event(_check_resume(completed_run, tmp_path, resume, damage, interrupted))
+
+
+def test_found_by_fuzzing_an_interrupted_run_whose_marker_lost_its_config_is_one_line(
+    completed_run, tmp_path, resume, recorded_pools
+):
+    """As Hypothesis shrank it: a run with no summary.json whose run.json says `"config": null` was an
+    AttributeError traceback from comparing the saved config with the command's."""
+    damage = (
+        "run.json",
+        "its JSON updated with {'config': None}",
+        lambda data: _with_keys(data, {"config": None}),
+    )
+    [line] = _check_resume(completed_run, tmp_path, resume, damage, interrupted=True)
+    assert line.startswith("tx-train: error: ") and line.endswith(
+        "run.json holds no config (its `config` is null); this folder cannot be resumed, use a new run folder"
+    ), line
 
 
 @pytest.mark.parametrize(

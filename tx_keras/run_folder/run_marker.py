@@ -55,12 +55,17 @@ def read_marker(run_dir: Path) -> dict[str, Any] | None:
         return None
     try:
         marker = json.loads(path.read_text(encoding="utf-8"))
-        run_format, version = marker["format"], marker["tx_keras_version"]
+        run_format, version, config = marker["format"], marker["tx_keras_version"], marker["config"]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
         raise RunFolderError(
             f"{path} is unreadable ({type(error).__name__}); this folder cannot be resumed, "
             "use a new run folder"
         ) from None
+    if not isinstance(config, dict):  # a resume compares it key by key with the command's config
+        raise RunFolderError(
+            f"{path} holds no config (its `config` is {json.dumps(config)[:40]}); this folder cannot be "
+            "resumed, use a new run folder"
+        )
     if run_format != RUN_FORMAT:
         raise RunFolderError(
             f"{run_dir} was written by tx_keras {version} (run format {run_format}); tx_keras "
