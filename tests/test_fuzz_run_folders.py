@@ -1,11 +1,13 @@
 """Property-based tests of the run-folder door (issue 65), with Hypothesis: a run's summary.json, run.json,
 checkpoint, event files and saved overrides truncated, emptied, or replaced with garbage bytes or JSON of
 the wrong shape. tx-compare and tx-translate each answer in one line or skip that run with a note, and
-never touch another run's files; `tx-train resume=` answers a damaged folder in one line.
+never touch another run's files; `tx-train resume=` answers a damaged folder, finished or interrupted, in
+one line, and one it refuses keeps its files (tx-board's tab: tests/test_fuzz_board_runs.py).
 
 The tiny run (tests/conftest.py `tiny_run`) is copied twice into a sweep folder per example, one copy
-damaged; the commands' main functions run in this process. The default run keeps eight examples
-(each copies a run and reads it back); `pytest -m slow` runs ten times as many.
+damaged; the commands' main functions run in this process (the resume stopped where training would
+start), and one fresh tx-train process checks a sampled resume end to end. The default run keeps eight
+examples of each property (each copies a run and reads it back); `pytest -m slow` runs ten times as many.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import tx_train
 from tx_keras.cli import compare, translate
 from tx_keras.comparison.sweep_runs import read_run
 from tx_keras.export import saved_model_loader
@@ -272,6 +275,24 @@ def test_found_by_fuzzing_an_interrupted_run_whose_marker_lost_its_config_is_one
     assert line.startswith("tx-train: error: ") and line.endswith(
         "run.json holds no config (its `config` is null); this folder cannot be resumed, use a new run folder"
     ), line
+
+
+def test_a_fresh_tx_train_refuses_a_damaged_resume_in_one_line(completed_run, tmp_path):
+    """A real `tx-train resume=` process, as a user runs it, on an interrupted run whose checkpoint was cut
+    in half (the refusal that comes last, after TensorFlow has started): one line, exit 2, no traceback,
+    and the folder's files kept."""
+    sweep = _sweep(completed_run, tmp_path)
+    (sweep / DAMAGED / "summary.json").unlink()
+    _damage(sweep / DAMAGED, "checkpoints/last.npz", lambda data: data[: len(data) // 2])
+    before = _fingerprint(sweep / DAMAGED)
+    result = tx_train(f"resume={sweep / DAMAGED}", cwd=tmp_path)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert "Traceback" not in result.stderr and result.returncode == 2, result.stderr[-2000:]
+    assert len(lines) == 1 and lines[0].startswith("tx-train: error: ") and "last.npz" in lines[0], lines
+    after = _fingerprint(sweep / DAMAGED)
+    assert {path: after.get(path) for path in before if not path.startswith(_RESUME_WRITES)} == {
+        path: digest for path, digest in before.items() if not path.startswith(_RESUME_WRITES)
+    }
 
 
 @pytest.mark.parametrize(
