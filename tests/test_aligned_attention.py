@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 from keras import ops
 
@@ -95,6 +96,7 @@ def test_a_transformer_without_attention_is_a_per_position_predictor(tmp_path):
     np.testing.assert_allclose(ops.convert_to_numpy(loaded((source, target))), logits, **FLOAT32)
 
 
+@pytest.mark.slow  # traces two decoders: ~22 s loaded (test_decoding_reference pins the aligned variant)
 def test_cached_decoding_matches_the_uncached_reference():
     model = _model()
     source = np.random.default_rng(2).integers(4, 12, size=(4, 6)).astype("int32")

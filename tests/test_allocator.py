@@ -76,6 +76,7 @@ def _tensor_rounds(choice: str | None) -> tuple[int, int, str]:
     return int(faults), int(peak), account
 
 
+@pytest.mark.slow  # a process filling 64 MB tensors: ~40 s loaded
 def test_default_keeps_tensors_over_64_mb_in_tensorflows_pool():
     """glibc serves threads other than the main one (TensorFlow's op threads) from arenas of 64 MB heaps
     and maps anything larger anew, whatever M_MMAP_MAX says: a decoding cache of 512 rows x 70 positions
@@ -87,6 +88,7 @@ def test_default_keeps_tensors_over_64_mb_in_tensorflows_pool():
     assert faults < 2000, faults  # 9 x 80 MB faulted in anew would be ~184,000 pages of 4 KiB
 
 
+@pytest.mark.slow  # a process filling 64 MB tensors: ~42 s loaded
 @pytest.mark.skipif(_glibc_mallopt() is None, reason="needs glibc")
 def test_system_switch_leaves_tensors_to_tensorflows_own_allocator():
     faults, _, account = _tensor_rounds("system")

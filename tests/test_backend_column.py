@@ -153,6 +153,7 @@ def test_bad_backend_is_one_line_error(capsys):
     )
 
 
+@pytest.mark.slow  # a JAX bench process: ~18 s loaded
 def test_the_jax_rows_import_no_tensorflow_and_the_parent_no_keras():
     """What `tx-bench --backend jax`, a backend worker and a JAX run of an embedded task import, on a
     Python that has no TensorFlow; the parent of the workers imports no Keras at all (it would fix a

@@ -76,6 +76,7 @@ def test_peers_hold_exactly_our_parameters(peer):
     assert getattr(peers, peer)(size).count_params() == peers.ours(size).count_params()
 
 
+@pytest.mark.slow  # three models trained on one batch each: ~28 s loaded
 def test_ours_at_every_position_does_the_peers_work_for_the_same_loss():
     """--every-position's row: the same model and objective, its step computing every position (full
     logits) where ours gathers the real ones; the first step's loss and update equal ours'."""
@@ -105,6 +106,7 @@ def test_ours_at_every_position_does_the_peers_work_for_the_same_loss():
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.slow  # tx-bench --quick (below): 2-4 min of both cores
 def test_table_says_which_peer_it_left_out_and_why(quick_report, monkeypatch):
     table = render(quick_report).splitlines()
     if peers.keras_hub_installed():
@@ -129,6 +131,7 @@ def test_table_says_which_peer_it_left_out_and_why(quick_report, monkeypatch):
     assert left_out_peers() == {}
 
 
+@pytest.mark.slow  # builds every peer: ~16 s loaded
 def test_bench_refuses_a_peer_of_another_size(monkeypatch, capsys):
     build = peers.keras_mha
     monkeypatch.setattr(peers, "keras_mha", lambda size: build(dataclasses.replace(size, dff=2 * size.dff)))
@@ -169,6 +172,7 @@ def test_generated_corpus_is_shaped_like_tatoeba_rows():
     assert counts.argmax() == len(Vocabulary.SPECIALS) and counts[4] > 5 * counts[40:].mean()  # Zipf
 
 
+@pytest.mark.slow  # traces two decoders: ~23 s loaded
 def test_prefix_baseline_decodes_the_cached_decoders_tokens(copy_model):
     model, source = copy_model
     length = model.max_target_length
@@ -178,6 +182,7 @@ def test_prefix_baseline_decodes_the_cached_decoders_tokens(copy_model):
     np.testing.assert_array_equal(greedy_decoder(model, length)(source).numpy(), cached)
 
 
+@pytest.mark.slow  # traces two decoders: ~17 s loaded
 def test_prefix_baseline_runs_the_full_length_when_eos_is_unreachable():
     size = dataclasses.replace(QUICK_SIZE, vocab=30)
     model = peers.ours(size, max_target_length=12)
@@ -219,6 +224,7 @@ def _quick_report(_folder) -> dict:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow  # reads tx-bench --quick: 2-4 min of both cores
 def test_quick_bench_blocks_run_every_model_at_the_blocks_settings(quick_report):
     blocks = quick_report["blocks"]
     libraries = quick_report["library_peaks"]
@@ -280,6 +286,7 @@ def test_quick_bench_blocks_run_every_model_at_the_blocks_settings(quick_report)
                 assert ratio[measure]["low"] <= ratio[measure]["ratio"] <= ratio[measure]["high"]
 
 
+@pytest.mark.slow  # reads tx-bench --quick
 def test_markdown_ratios_are_the_rows_ratios(quick_report):
     """The docs renderer's ratios are the JSON rows' ratios, and its intervals the JSON's."""
     table = markdown([quick_report])
@@ -304,6 +311,7 @@ def test_markdown_ratios_are_the_rows_ratios(quick_report):
                 assert f"{NAMES[peer]} {cells[0]} / {cells[1]}" in note
 
 
+@pytest.mark.slow  # reads tx-bench --quick
 def test_table_names_the_onednn_state_and_each_blocks_matmul_share(quick_report):
     table = render(quick_report)
     assert (
@@ -321,6 +329,7 @@ def test_table_names_the_onednn_state_and_each_blocks_matmul_share(quick_report)
     assert ours[0].endswith(f"{100 * share:.0f}%")
 
 
+@pytest.mark.slow  # reads tx-bench --quick
 def test_quick_bench_real_path_row(quick_report):
     row = quick_report["real_path"]
     assert row["preset"] == "tatoeba_small" and row["batching"] == "bucket" and row["steps"] > 1
@@ -354,6 +363,7 @@ def test_quick_bench_real_path_row(quick_report):
     assert f"in {row['checkpoint_write_s']:.2f} s ({row['checkpoint_write_cpu_s']:.2f} CPU s)" in written
 
 
+@pytest.mark.slow  # reads tx-bench --quick
 def test_quick_bench_real_path_races_itself_at_every_position(quick_report):
     """--every-position on the real path: ours' rows and every-position rows alternated A B B A, each
     pair's ratio from its rows, the printed figures the JSON's."""
@@ -378,6 +388,7 @@ def test_quick_bench_real_path_races_itself_at_every_position(quick_report):
     )
 
 
+@pytest.mark.slow  # reads tx-bench --quick
 def test_quick_bench_real_path_races_itself_on_default_thread_pools(quick_report):
     """--row-parts: ours' rows (tx-train's pools: on 2 cores one intra-op thread, the step in two row
     parts) against rows on TensorFlow's default pools, each in a fresh process, alternated A B B A."""
@@ -400,6 +411,7 @@ def test_quick_bench_real_path_races_itself_on_default_thread_pools(quick_report
     assert row["planned_pools"] and f"{pools} (as tx-train sets them)" in "\n".join(report)
 
 
+@pytest.mark.slow  # two real-path trainings: ~75 s loaded
 def test_the_real_path_at_every_position_trains_the_every_position_model(monkeypatch):
     """The every-position row builds `EveryPosition` (no gather), ours' row the shipped Transformer; both
     train the same preset's trainer on the same batches."""
@@ -489,6 +501,7 @@ def test_matmul_peak_counts_two_flops_per_multiply_add(monkeypatch):
     assert next(ticks) == 2 * 2 * 2  # two graphs, two repeats, start and end
 
 
+@pytest.mark.slow  # reads tx-bench --quick
 def test_quick_bench_decoding(quick_report):
     for outputs in ("4", "8"):
         rates = quick_report["decoding"][outputs]
@@ -504,6 +517,7 @@ def test_quick_bench_decoding(quick_report):
     assert quick_report["machine"]["onednn"] is False and quick_report["machine"]["onednn_env"] == "0"
 
 
+@pytest.mark.slow  # reads tx-bench --quick
 def test_quick_bench_decodes_on_tx_translates_pools_beside_the_defaults(quick_report):
     """The decoding worker starts as tx-translate (decoding/row_parts.py's plan: 1 intra-op thread on 2
     cores, CI's machine); where that changed the pools, a second worker decodes on TensorFlow's."""
@@ -539,6 +553,7 @@ def test_quick_bench_decodes_on_tx_translates_pools_beside_the_defaults(quick_re
     assert paired.endswith(f": {pools_gain_text(gains)}.")
 
 
+@pytest.mark.slow  # starts a worker process: ~25 s loaded
 def test_a_decoding_worker_that_fails_is_one_line_error(monkeypatch):
     monkeypatch.setattr(decoding_process, "CALLS", "tx_keras.no_such_worker:serve")
     failed = r"^the decoding process ended with code 1: .*No module named 'tx_keras.no_such_worker'$"
@@ -546,6 +561,7 @@ def test_a_decoding_worker_that_fails_is_one_line_error(monkeypatch):
         decoding_process.decoding_in_own_process(BenchSettings(QUICK_SIZE, Timing(outputs=(4,))))
 
 
+@pytest.mark.slow  # starts a worker process: ~31 s loaded
 def test_a_peak_worker_that_fails_is_the_same_one_line_error(monkeypatch):
     """tx-bench catches WorkerFailed; a kernel library's peak process that ends raises that, not a type of
     its own that would end tx-bench in a traceback."""

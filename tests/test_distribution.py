@@ -128,8 +128,9 @@ def _files(run_dir) -> list[str]:
     return sorted(str(path.relative_to(run_dir)) for path in run_dir.rglob("*") if path.is_file())
 
 
+@pytest.mark.slow  # two JAX processes: ~90 s loaded (two-device TensorFlow stays in the default run)
 def test_two_jax_processes_on_loopback_train_the_one_device_curve_and_only_process_0_writes(tmp_path):
-    """The default suite's multi-process check: a 1-device run and a 2-process run side by side."""
+    """The multi-process check: a 1-device run and a 2-process run side by side."""
     jax = ["trainer.backend=jax"]
     single = _start([*STEPS_RUN, *jax, f"hydra.run.dir={tmp_path / 'one'}"], tmp_path)
     worker, writer = _processes(tmp_path / "two", jax, _free_port(), tmp_path)

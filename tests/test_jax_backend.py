@@ -145,6 +145,7 @@ def _bucketed_traces(model, task) -> int:
     return len(traces)
 
 
+@pytest.mark.slow  # a run on each backend: ~49 s loaded
 def test_a_checkpoint_moves_from_tensorflow_to_jax_and_back(tmp_path):
     """TensorFlow trains an epoch and checkpoints; JAX restores it (same logits and gradient norms), trains
     on (its cool-down clock setting the factor its compiled step reads) and checkpoints; TensorFlow

@@ -73,7 +73,10 @@ def test_the_gathered_rows_are_the_real_ones_then_padding_up_to_a_row_class(monk
 
 # row class 1: exact counts; 8: padding rows fill each gather up. Two of the four combinations: each row
 # class and each (tie, norm) setting once keeps the default test run's time (they are ~17 s each).
-@pytest.mark.parametrize(("tie", "norm", "row_class"), [(False, "post", 8), (True, "pre", 1)])
+@pytest.mark.parametrize(
+    ("tie", "norm", "row_class"),
+    [pytest.param(False, "post", 8, marks=pytest.mark.slow), (True, "pre", 1)],  # each ~20-27 s loaded
+)
 def test_training_on_gathered_rows_matches_full_logits_step_for_step(monkeypatch, tie, norm, row_class):
     monkeypatch.setattr(real_positions, "row_class", lambda: row_class)
     inputs, labels = _batch()

@@ -53,6 +53,7 @@ def test_parts_give_the_whole_batchs_loss_weights_and_metrics(monkeypatch, parts
         np.testing.assert_allclose(got, want, **FLOAT32)
 
 
+@pytest.mark.slow  # traces a two-part step: ~30 s loaded (the parts' equality stays above)
 def test_a_part_without_rows_changes_nothing():
     """A one-row batch in two parts: the first part is empty and adds no loss, tokens or gradient."""
     inputs, labels = _batch()

@@ -127,6 +127,7 @@ def test_a_sweep_folder_named_by_the_clock_is_claimed_afresh_for_every_job(tmp_p
         release(folder)
 
 
+@pytest.mark.slow  # three tx-train processes at once: ~33 s loaded
 def test_runs_started_together_get_folders_of_their_own_and_readers_never_crash(tmp_path):
     """Two runs of a shell loop, started at once with the same clock-named folder (forced to collide
     here: `${now:%Y}`); while they write, tx-compare's and tx-board's readers poll the folders."""
