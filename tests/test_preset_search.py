@@ -8,6 +8,7 @@ import yaml
 
 from tests.conftest import tx_train
 from tests.test_parallel_text import _pairs
+from tx_keras.cli import compare
 
 # The search's own space stays; these fixed values shrink each trial (a command-line value of a searched key
 # takes it out of Optuna's space).
@@ -25,6 +26,8 @@ TOY = [
     "trainer.max_train_cpu_minutes=0.05",
     "trainer.checkpoint_every=0",
     "logging.probes=2",
+    "export.beam_width=1",  # greedy test figures: no beam search or length-penalty grid to trace
+    "export.length_penalty=0.6",
 ]
 
 
@@ -32,7 +35,7 @@ def _summaries(sweep_dir):
     return {path.parent.name: json.loads(path.read_text()) for path in sweep_dir.glob("*/summary.json")}
 
 
-def test_a_two_trial_search_runs_and_a_rerun_replays_it(tmp_path):
+def test_a_two_trial_search_runs_and_a_rerun_replays_it(tmp_path, capsys):
     corpus = tmp_path / "pairs.tsv"
     corpus.write_text("".join(f"{en}\t{fr}\n" for en, fr in _pairs()), encoding="utf-8")
     sweep_dir = tmp_path / "search"
@@ -59,3 +62,9 @@ def test_a_two_trial_search_runs_and_a_rerun_replays_it(tmp_path):
     runs = _summaries(sweep_dir)
     assert sorted(runs) == ["0", "1", "2"]
     assert [runs[job]["config"]["trainer"]["warmup_steps"] for job in ("0", "1")] == proposed
+
+    # Optuna's importances rebuilt from the three run folders (the study itself lived in memory)
+    capsys.readouterr()
+    compare.main([str(sweep_dir), "--importance"])
+    printed = capsys.readouterr().out
+    assert "3 trials used" in printed and "trainer.warmup_steps" in printed
