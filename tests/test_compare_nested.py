@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+from tx_keras.cli import compare
 from tx_keras.comparison import collect_runs
 from tx_keras.comparison.table import table_rows
 
@@ -50,20 +51,23 @@ def test_nested_collects_every_run_named_by_its_path_and_a_sweep_alone_as_before
     ]
 
 
-def test_tx_compare_on_outputs_lists_every_run(tmp_path):
+def test_tx_compare_on_outputs_lists_every_run(tmp_path, capsys):
+    """Through tx-compare's main in this process (the damaged folder below runs in a fresh one)."""
     _outputs(tmp_path)
-    result = subprocess.run(
-        [sys.executable, "-m", "tx_keras.cli.compare", str(tmp_path), "--metric", "validation_loss"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "2026-12-01/19-42-38" in result.stdout and "sweeps/heads/2026-11-30_18-00-00/1" in result.stdout
+    capsys.readouterr()
+    try:
+        compare.main([str(tmp_path), "--metric", "validation_loss"])
+        code = 0
+    except SystemExit as stop:
+        code = stop.code
+    printed = capsys.readouterr()
+    assert code == 0, printed.err[-2000:]
+    assert "2026-12-01/19-42-38" in printed.out and "sweeps/heads/2026-11-30_18-00-00/1" in printed.out
     assert (tmp_path / "comparison.csv").read_text().count("\n") == 5  # header + 4 runs
 
 
 def test_a_damaged_run_folder_is_one_line_not_a_traceback(tmp_path):
+    """In a fresh process, as a user meets it: TensorFlow's start-up lines, then the one error line."""
     _outputs(tmp_path)
     (tmp_path / "2026-12-01" / "19-42-38" / ".hydra" / "overrides.yaml").write_text("model: 3\n")
     result = subprocess.run(

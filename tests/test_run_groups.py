@@ -6,13 +6,13 @@ import csv
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from tx_keras.cli import compare
 from tx_keras.comparison.groups import BEST, NO_TEST, TIED, WORSE, compare_groups, group_runs
 from tx_keras.comparison.sweep_runs import RunRecord
 
@@ -99,6 +99,19 @@ def test_equal_seeds_on_both_sides_are_resolved_not_infinitely_significant():
     assert groups[1].verdict == TIED  # a difference of one resolution step is not a finding
 
 
+def _tx_compare(capsys, *args) -> subprocess.CompletedProcess:
+    """tx-compare's `main` in this process: its exit code and printed lines without a fresh process's
+    TensorFlow start-up (~5 s each on 2 cores; tests/test_compare_nested.py runs a refusal in one)."""
+    capsys.readouterr()
+    try:
+        compare.main(list(args))
+        code = 0
+    except SystemExit as stop:
+        code = stop.code
+    printed = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, printed.out, printed.err)
+
+
 def _write_run(folder, overrides, metrics):
     (folder / ".hydra").mkdir(parents=True)
     (folder / ".hydra" / "overrides.yaml").write_text(json.dumps(overrides))
@@ -106,7 +119,7 @@ def _write_run(folder, overrides, metrics):
     (folder / "summary.json").write_text(json.dumps(summary))
 
 
-def test_tx_compare_prints_groups_and_writes_csv_json_and_plot(tmp_path):
+def test_tx_compare_prints_groups_and_writes_csv_json_and_plot(tmp_path, capsys):
     values = {1: [0.90, 0.91, 0.92], 2: [0.50, 0.52, 0.51], 4: [0.70]}
     job = 0
     for heads, seeds in values.items():
@@ -118,12 +131,7 @@ def test_tx_compare_prints_groups_and_writes_csv_json_and_plot(tmp_path):
                 {"validation_exact_match": value, "validation_loss": 1 - value},
             )
             job += 1
-    result = subprocess.run(
-        [sys.executable, "-m", "tx_keras.cli.compare", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = _tx_compare(capsys, str(tmp_path))
     assert result.returncode == 0, result.stderr[-2000:]
     assert "7 runs in 3 groups" in result.stdout and "every group has data.seed=0" in result.stdout
     assert "0.9100 ± 0.0100" in result.stdout and "1 of 1 runs usable: no interval" in result.stdout
@@ -204,7 +212,7 @@ def _job(folder, overrides, value, status="completed"):
     (folder / "summary.json").write_text(json.dumps({"status": status, "metrics": metrics}))
 
 
-def test_a_group_with_one_usable_run_of_three_is_shown_never_crowned_or_tested(tmp_path):
+def test_a_group_with_one_usable_run_of_three_is_shown_never_crowned_or_tested(tmp_path, capsys):
     """lr 1e-2: 2 of 3 seeds diverged, the one left scores 0.95; lr 1e-3: 3 seeds at ~0.80. The lone run
     must not be crowned best, nor leave the 3-seed group untested; its diverged runs are counted."""
     from tx_keras.comparison.sweep_runs import collect_runs
@@ -226,18 +234,13 @@ def test_a_group_with_one_usable_run_of_three_is_shown_never_crowned_or_tested(t
     lone = by_lr["1e-2"]
     assert groups[-1] is lone and lone.verdict == NO_TEST and lone.against_best is None
     assert (lone.count, lone.diverged) == ("1 of 3", 2)
-    result = subprocess.run(
-        [sys.executable, "-m", "tx_keras.cli.compare", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = _tx_compare(capsys, str(tmp_path))
     assert result.returncode == 0, result.stderr[-2000:]
     line = next(line for line in result.stdout.splitlines() if line.startswith("3 ") and "1e-2" in line)
     assert "1 of 3" in line and "not tested" in line and line.split()[5] == "2"  # the diverged column
 
 
-def test_runs_of_two_sweeps_under_one_parent_are_not_pooled_unless_asked(tmp_path):
+def test_runs_of_two_sweeps_under_one_parent_are_not_pooled_unless_asked(tmp_path, capsys):
     """A `heads` sweep and a `claim_heads` sweep with the same override under outputs/sweeps: two groups
     of 3, not one of 6; --pool-sweeps pools them."""
     from tx_keras.comparison.sweep_runs import collect_runs
@@ -256,20 +259,7 @@ def test_runs_of_two_sweeps_under_one_parent_are_not_pooled_unless_asked(tmp_pat
     assert apart[1].verdict == WORSE
     pooled = compare_groups(runs, "validation_exact_match", pool_sweeps=True)
     assert [g.summary.n for g in pooled] == [6]
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tx_keras.cli.compare",
-            str(tmp_path),
-            "--pool-sweeps",
-            "--metric",
-            "test_bleu",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = _tx_compare(capsys, str(tmp_path), "--pool-sweeps", "--metric", "test_bleu")
     assert result.returncode == 0, result.stderr[-2000:]
     assert "tx-compare: note: choices belong to validation; test_bleu reports the one chosen" in result.stdout
 
