@@ -207,25 +207,33 @@ def test_diagnostics_are_read_at_step_0_only(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("make", "message"),
+    ("make", "message", "fresh"),
     [
-        (lambda root: root / "missing", "{root}/missing is not a folder"),
+        (lambda root: root / "missing", "{root}/missing is not a folder", True),
         (
             lambda root: (root / "empty").mkdir() or root / "empty",
             "{root}/empty holds no tx-train runs and no claim_<name>/ sweep folders with runs",
+            False,
         ),
     ],
 )
-def test_user_errors_are_one_line_with_exit_code_2(tmp_path, make, message):
+def test_user_errors_are_one_line_with_exit_code_2(tmp_path, capsys, make, message, fresh):
+    """The first in a fresh process, as a user meets it; the second through `main` in this process."""
     folder = make(tmp_path)
-    result = subprocess.run(
-        [sys.executable, "-m", "tx_keras.cli.claims", str(folder)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 2
-    assert result.stderr == f"tx-claims: error: {message.format(root=tmp_path)}\n"
+    if fresh:
+        result = subprocess.run(
+            [sys.executable, "-m", "tx_keras.cli.claims", str(folder)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        code, stderr = result.returncode, result.stderr
+    else:
+        with pytest.raises(SystemExit) as exit_info:
+            main([str(folder)])
+        code, stderr = exit_info.value.code, capsys.readouterr().err
+    assert code == 2
+    assert stderr == f"tx-claims: error: {message.format(root=tmp_path)}\n"
 
 
 def test_a_sweep_of_no_claim_is_refused(tmp_path, capsys):
