@@ -218,7 +218,7 @@ _GROUP_INT_KEYS = (
     + [key for key in _int_keys("", RunConfig) if "." not in key]
 )
 _SEEDS = ("data.seed", "data.table_seed")  # seeds feed default_rng, which takes any size: not sizes
-_HUGE = st.one_of(st.integers(10**12 + 1, 10**40), st.sampled_from([2**31, 2**32, 2**63 - 1, 2**63, 2**64]))
+_HUGE = st.one_of(st.integers(10**12 + 1, 10**40), st.sampled_from([2**63 - 1, 2**63, 2**64]))
 
 
 @st.composite
@@ -278,6 +278,8 @@ def test_the_huge_integer_keys_cover_every_task_and_group():
             "data.num_train=100000000000000000000 must be <= 1000000000",
         ),
         ("trainer.step_parts=10000000000000", "trainer.step_parts=10000000000000 must be <= 4096"),
+        # A component name of dots only reached importlib as a relative import: a TypeError traceback.
+        ("model.ffn_impl=..", "model.ffn_impl='..' is not allowed; '..' is neither a built-in ffn"),
     ],
 )
 def test_found_by_fuzzing_each_is_one_line_naming_the_key(compose_config, override, line):

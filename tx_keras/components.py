@@ -40,8 +40,10 @@ class ComponentError(ValueError):
 
 
 def is_import_path(kind: str, name: str) -> bool:
-    """A user's own class ("package.module.ClassName"), which only importing it can check."""
-    return name not in BUILTINS[kind] and "." in name
+    """A user's own class ("package.module.ClassName"), which only importing it can check: dotted Python
+    names, no relative or empty part (`..` would reach importlib as a relative import and fail there)."""
+    parts = name.split(".")
+    return name not in BUILTINS[kind] and len(parts) > 1 and all(part.isidentifier() for part in parts)
 
 
 def resolve(kind: str, name: str) -> type[keras.layers.Layer] | None:
@@ -51,7 +53,7 @@ def resolve(kind: str, name: str) -> type[keras.layers.Layer] | None:
     if path is None:
         return None
     module_name, _, class_name = path.rpartition(".")
-    if not module_name:
+    if not is_import_path(kind, path):
         raise ComponentError(
             f"{name!r} is neither a built-in {kind} ({', '.join(builtins)}) nor an import path "
             f"like my_package.my_module.MyLayer"
