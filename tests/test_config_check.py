@@ -9,7 +9,7 @@ from hydra import compose, initialize_config_module
 from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
-from tests.conftest import TINY, tx_train
+from tests.conftest import TINY
 from tx_keras.training.run.config_check import check_components, check_config
 from tx_keras.training.run.error_line import error_line
 from tx_keras.user_error import ConfigError
@@ -43,6 +43,20 @@ def test_default_and_preset_configs_are_valid(compose_config):
     ]:
         cfg = compose_config(*overrides)
         check_components(check_config(cfg).model)
+
+
+@pytest.fixture
+def tx_train_aside(tx_train_here):
+    """`tx_train_here` with this module's Hydra (compose_config keeps it initialised) set aside meanwhile:
+    tx-train's main initialises Hydra itself, and clears it when it ends."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    composer = GlobalHydra.instance().hydra
+    GlobalHydra.instance().clear()
+    yield tx_train_here
+    GlobalHydra.instance().clear()
+    if composer is not None:
+        GlobalHydra.instance().initialize(composer)
 
 
 def _problem(compose_config, *overrides) -> str:
@@ -184,8 +198,12 @@ def test_the_schemas_refuse_wrong_types_and_keys_in_one_line(compose_config, ove
         ("model.positions=my.Positions", "tx-train: error: model.positions='my.Positions' is not allowed"),
     ],
 )
-def test_tx_train_refuses_a_bad_model_knob_in_one_line_before_training(tmp_path, override, message):
-    result = tx_train(*TINY, override, f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path)
+def test_tx_train_refuses_a_bad_model_knob_in_one_line_before_training(
+    tmp_path, tx_train_aside, override, message
+):
+    """Through tx-train's main in this process (the refusals before TensorFlow starts, below, run in fresh
+    processes)."""
+    result = tx_train_aside(*TINY, override, f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path)
     lines = [line for line in result.stderr.splitlines() if line.startswith("tx-train")]
     assert result.returncode == 2 and len(lines) == 1 and lines[0].startswith(message), result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "run" / "summary.json").exists()
