@@ -4,7 +4,8 @@ SavedModel, model.keras, the vocabularies) cut, emptied, or replaced with garbag
 Every route of the tab, called in this process as TensorBoard serves it (tests/test_explorer_routes.py
 `_board`), answers: never a 500 or an exception, never a traceback in the body; the damaged run is served,
 skipped, or refused with a 4xx and a one-line message; the other run's answers are what they are with no
-run damaged; and no file of either run is deleted or rewritten.
+run damaged; and no file of either run is deleted or rewritten. A second, fast property gives summary.json's
+`export` entry (where the tab looks for the SavedModel) any value.
 
 The tiny run (tests/conftest.py `tiny_run`) is copied twice per example. Loading a SavedModel or a Keras
 model is memoised by the bytes of its files, so each example loads only what it damaged. The default run
@@ -15,14 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from tests.test_explorer_routes import PREFIX, _board
-from tests.test_fuzz_run_folders import DAMAGED, INTACT, _damage, _fingerprint, _sweep, damages
+from tests.test_fuzz_run_folders import _JSON, DAMAGED, INTACT, _damage, _fingerprint, _sweep, damages
 from tx_keras.explorer import run_models, sentence_explanation, translators
+from tx_keras.explorer.run_folders import saved_model
 from tx_keras.run_folder.attention_format import KINDS
 
 settings.register_profile("board-runs-default", settings.get_profile("run-folders-default"), max_examples=4)
@@ -237,3 +241,40 @@ def test_found_by_fuzzing_a_damaged_model_file_is_a_409_in_one_line(
     for body in ({"run": DAMAGED, "probe": 0}, {"run": DAMAGED, "text": SENTENCE}):
         response = client.post(f"{PREFIX}/explain", data=json.dumps(body), content_type="application/json")
         assert response.status_code == 409 and response.json["error"].startswith(line), response.json
+
+
+# summary.json's `export` entry: any JSON, or path-like text with the characters a path may trip on.
+EXPORTS = _JSON | st.text(st.sampled_from("./\x00ab~") | st.characters(), max_size=12)
+
+
+def _check_export(root: Path, exported: object) -> None:
+    run = Path(tempfile.mkdtemp(dir=root))
+    (run / "export" / "saved_model").mkdir(parents=True)
+    (run / "export" / "saved_model" / "saved_model.pb").write_bytes(b"")
+    (run / "summary.json").write_text(json.dumps({"export": exported}))
+    found = saved_model(run)
+    assert found is None or run.resolve() in found.resolve().parents, (exported, found)
+
+
+@settings(DEFAULT, max_examples=200)
+@given(exported=EXPORTS)
+def test_any_export_entry_in_summary_json_gives_a_saved_model_inside_the_run_or_none(tmp_path, exported):
+    """summary.json's `export` (where the tab looks for the run's SavedModel) holding any value: the tab
+    finds the default export or none, never one outside the run, and never raises."""
+    _check_export(tmp_path, exported)
+
+
+@pytest.mark.slow
+@settings(DEFAULT, max_examples=2000)
+@given(exported=EXPORTS)
+def test_any_export_entry_in_summary_json_gives_a_saved_model_inside_the_run_or_none_slow(tmp_path, exported):
+    _check_export(tmp_path, exported)
+
+
+def test_found_by_fuzzing_a_nul_in_summary_jsons_export_entry_finds_the_default_export(tmp_path):
+    """As Hypothesis shrank it: `{"export": "\\u0000"}` in summary.json was a ValueError (embedded null byte)
+    from resolving the path, raised through the run list (`/runs`) for every run of the logdir."""
+    (tmp_path / "export" / "saved_model").mkdir(parents=True)
+    (tmp_path / "export" / "saved_model" / "saved_model.pb").write_bytes(b"")
+    (tmp_path / "summary.json").write_text(json.dumps({"export": "\x00"}))
+    assert saved_model(tmp_path) == tmp_path / "export" / "saved_model"

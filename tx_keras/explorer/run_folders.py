@@ -44,12 +44,21 @@ def saved_model(folder: Path) -> Path | None:
     except OSError:
         stamp = None
     exported = _exported(folder, stamp) if stamp is not None else None
-    if isinstance(exported, str) and folder.resolve() in (folder / exported).resolve().parents:
+    if isinstance(exported, str) and _inside(folder, exported):
         candidates.insert(0, folder / exported)
     for candidate in candidates:
         if (candidate / "saved_model.pb").is_file():
             return candidate
     return None
+
+
+def _inside(folder: Path, relative: str) -> bool:
+    """Whether `relative` names a path inside `folder`; False too for one the OS refuses to look up (a NUL
+    byte, a name too long), which a damaged summary.json may hold."""
+    try:
+        return folder.resolve() in (folder / relative).resolve().parents
+    except (OSError, ValueError):
+        return False
 
 
 @lru_cache(maxsize=1024)
