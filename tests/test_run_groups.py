@@ -101,7 +101,7 @@ def test_equal_seeds_on_both_sides_are_resolved_not_infinitely_significant():
 
 def _tx_compare(capsys, *args) -> subprocess.CompletedProcess:
     """tx-compare's `main` in this process: its exit code and printed lines without a fresh process's
-    TensorFlow start-up (~5 s each on 2 cores; tests/test_compare_nested.py runs a refusal in one)."""
+    TensorFlow start-up (~10 s each on 2 shared cores; tests/test_compare_nested.py runs a refusal in one)."""
     capsys.readouterr()
     try:
         compare.main(list(args))
