@@ -4,8 +4,9 @@ accepted or refused in one line that names the key, before anything trains.
 
 In this process, as tx-train does it: Hydra composes (its schemas refuse unknown keys and wrong types, worded
 by training/run/error_line.py), then the config check (training/run/config_check.py) reads every group through
-its dataclass. One `tx-train` process checks a few sampled bad overrides end to end. The default run keeps
-a hundred-odd examples; `pytest -m slow` runs ten times as many.
+its dataclass. One `tx-train` process checks a few sampled bad overrides end to end. A second property sets
+every whole-number key of every task above any bound a size has (tx_keras/config_rules.py `between`). The
+default run keeps forty examples of the first and twenty of the second; `pytest -m slow` 400 of each.
 """
 
 from __future__ import annotations
@@ -237,7 +238,8 @@ def _check_huge(compose_config, case: tuple[str, list[str]]) -> None:
     assert "\n" not in line.strip() and _names(line, key), (given, line)
 
 
-@DEFAULT
+# Each example a compose and a check, as the overrides' property: twenty keep the fuzz tests within a minute.
+@settings(DEFAULT, max_examples=20)
 @given(case=huge_integers())
 def test_a_huge_whole_number_for_any_count_is_refused_in_one_line_naming_the_key(compose_config, case):
     _check_huge(compose_config, case)
