@@ -55,22 +55,23 @@ def read_marker(run_dir: Path) -> dict[str, Any] | None:
         return None
     try:
         marker = json.loads(path.read_text(encoding="utf-8"))
-        run_format, version, config = marker["format"], marker["tx_keras_version"], marker["config"]
+        run_format, version = marker["format"], marker["tx_keras_version"]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
         raise RunFolderError(
             f"{path} is unreadable ({type(error).__name__}); this folder cannot be resumed, "
             "use a new run folder"
         ) from None
-    if not isinstance(config, dict):  # a resume compares it key by key with the command's config
-        raise RunFolderError(
-            f"{path} holds no config (its `config` is {json.dumps(config)[:40]}); this folder cannot be "
-            "resumed, use a new run folder"
-        )
-    if run_format != RUN_FORMAT:
+    if run_format != RUN_FORMAT:  # first: another format may keep its config elsewhere
         raise RunFolderError(
             f"{run_dir} was written by tx_keras {version} (run format {run_format}); tx_keras "
             f"{package_version('tx_keras')} reads run format {RUN_FORMAT}: resume it with tx_keras {version} "
             "or start a new run folder"
+        )
+    config = marker.get("config")
+    if not isinstance(config, dict):  # a resume compares it key by key with the command's config
+        raise RunFolderError(
+            f"{path} holds no config (its `config` is {json.dumps(config)[:40]}); this folder cannot be "
+            "resumed, use a new run folder"
         )
     return marker
 
