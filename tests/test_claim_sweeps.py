@@ -73,6 +73,7 @@ def _expected_attention(on, off):
     return ("does not hold" if tost < 0.05 else "inconclusive"), p
 
 
+@pytest.mark.slow  # a 4-job sweep, ~2 CPU-minutes; test_claim_verdicts keeps every verdict by default
 def test_the_attention_claim_from_sweep_to_report(attention_claim_sweep, monkeypatch, capsys):
     result, root = attention_claim_sweep
     sweep_dir = _attention_sweep_dir(root)

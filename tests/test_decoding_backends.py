@@ -91,6 +91,7 @@ def _assert_decodes_as_tensorflow(name: str, decoded: dict, uncached: bool) -> N
     np.testing.assert_array_equal(decoded["eos_certain"], eos_first)
 
 
+@pytest.mark.slow  # a JAX process: ~15 s
 def test_jax_decodes_the_tensorflow_words(tmp_path):
     """One model (tied embeddings, pre-LN, a beam that differs from greedy decoding), the two decoders
     evaluation and export use."""

@@ -309,6 +309,7 @@ def test_a_run_stopped_early_served_alone_shows_its_last_epoch_under_its_folder_
         _screenshot(page, "stopped_run_alone", docs=False)
 
 
+@pytest.mark.slow  # old runs written and one deleted under the page: ~19 s
 def test_old_runs_and_a_run_deleted_while_open_give_clear_states(page, logdir, tmp_path):
     fragile = tmp_path / "fragile"
     shutil.copytree(logdir / "heads_1", fragile / "doomed")

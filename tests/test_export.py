@@ -246,6 +246,7 @@ def _translate_pools(export: Path, cwd: Path) -> tuple[int, int, int]:
     return cores, intra, inter
 
 
+@pytest.mark.slow  # ~12 s
 def test_tx_translate_decodes_on_its_planned_pools(exported, tmp_path, capsys, recorded_pools):
     """On 2 usable cores (CI's machine), for an export whose decoders run two loops, tx-translate runs
     TensorFlow on 1 intra-op and 2 inter-op threads, one loop per core (decoding/row_parts.py); elsewhere,

@@ -88,7 +88,9 @@ def test_rotary_layer_round_trips_inside_attention_config():
     assert clone.get_config() == layer.get_config()
 
 
-@pytest.mark.parametrize("attention_impl", ["fused", "looped"])
+@pytest.mark.parametrize(
+    "attention_impl", ["fused", pytest.param("looped", marks=pytest.mark.slow)]
+)  # ~14 s each
 def test_rotary_transformer_decodes_the_same_words_cached_and_uncached(attention_impl, tmp_path):
     keras.utils.set_random_seed(3)
     config = ModelConfig(

@@ -94,6 +94,7 @@ def test_same_config_twice_gives_identical_metrics_and_weights(twins):
     assert a.keys() == b.keys() and all(np.array_equal(a[name], b[name]) for name in a)
 
 
+@pytest.mark.slow  # killed and resumed beside a reference: ~40 s (test_preemption resumes exactly)
 def test_killed_run_resumes_to_the_same_weights_with_each_epoch_logged_once(straight, tmp_path):
     run_dir = tmp_path / "run"
     command = [sys.executable, "-m", "tx_keras.cli.train", *RUN, f"hydra.run.dir={run_dir}"]

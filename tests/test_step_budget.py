@@ -31,6 +31,7 @@ def _summary(run_dir) -> dict:
     return json.loads((run_dir / "summary.json").read_text())
 
 
+@pytest.mark.slow  # two runs: ~28 s (test_cpu_budget and test_time_budget keep budgets in the default run)
 def test_a_step_budget_ends_training_at_its_step_and_a_larger_one_extends_the_run(step_budget_run):
     result, root = step_budget_run
     run_dir = root / "run"
