@@ -3,9 +3,12 @@ generated corpus under a CPU-time budget, then the same command on the same fold
 replays the finished trials from their run folders and trains only the new one."""
 
 import json
+from pathlib import Path
 
+import pytest
 import yaml
 
+from tests.ahead import job
 from tests.conftest import tx_train
 from tests.test_parallel_text import _pairs
 from tx_keras.cli import compare
@@ -35,14 +38,34 @@ def _summaries(sweep_dir):
     return {path.parent.name: json.loads(path.read_text()) for path in sweep_dir.glob("*/summary.json")}
 
 
-def test_a_two_trial_search_runs_and_a_rerun_replays_it(tmp_path, capsys):
-    corpus = tmp_path / "pairs.tsv"
+@job("preset_search_runs")
+def _preset_search_runs(root: Path) -> dict:
+    """A two-trial search, what it left, then the same command on the same folder with one more trial."""
+    corpus = root / "pairs.tsv"
     corpus.write_text("".join(f"{en}\t{fr}\n" for en, fr in _pairs()), encoding="utf-8")
-    sweep_dir = tmp_path / "search"
-    args = ["sweep=preset_search", f"data.path={corpus}", f"data.cache_dir={tmp_path / 'cache'}", *TOY]
-    first = tx_train(*args, "hydra.sweeper.n_trials=2", f"hydra.sweep.dir={sweep_dir}", cwd=tmp_path)
-    assert first.returncode == 0, first.stderr[-3000:]
+    sweep_dir = root / "search"
+    args = ["sweep=preset_search", f"data.path={corpus}", f"data.cache_dir={root / 'cache'}", *TOY]
+    first = tx_train(*args, "hydra.sweeper.n_trials=2", f"hydra.sweep.dir={sweep_dir}", cwd=root)
     runs = _summaries(sweep_dir)
+    results = sweep_dir / "optimization_results.yaml"
+    best = yaml.safe_load(results.read_text()) if results.exists() else None
+    again = tx_train(*args, "hydra.sweeper.n_trials=3", f"hydra.sweep.dir={sweep_dir}", cwd=root)
+    return {"first": first, "runs": runs, "best": best, "again": again, "sweep_dir": sweep_dir}
+
+
+@pytest.fixture
+def preset_search_runs(ahead) -> dict:
+    """The two searches above, started ahead (tests/ahead.py) on a core the tests leave idle."""
+    return ahead.result("preset_search_runs")
+
+
+def test_a_two_trial_search_runs_and_a_rerun_replays_it(preset_search_runs, capsys):
+    first, runs, sweep_dir = (
+        preset_search_runs["first"],
+        preset_search_runs["runs"],
+        preset_search_runs["sweep_dir"],
+    )
+    assert first.returncode == 0, first.stderr[-3000:]
     assert sorted(runs) == ["0", "1"] and {s["status"] for s in runs.values()} == {"completed"}
     for summary in runs.values():
         trainer = summary["config"]["trainer"]
@@ -53,10 +76,10 @@ def test_a_two_trial_search_runs_and_a_rerun_replays_it(tmp_path, capsys):
         assert summary["stopped_by"].startswith("CPU-time budget")  # one epoch takes longer than 3 CPU-s
         assert summary["cpu_budget"]["cpu_minutes_used"] >= 0.05
     proposed = [runs[job]["config"]["trainer"]["warmup_steps"] for job in ("0", "1")]
-    best = yaml.safe_load((sweep_dir / "optimization_results.yaml").read_text())
+    best = preset_search_runs["best"]
     assert best["best_value"] == max(s["metrics"]["validation_bleu"] for s in runs.values())
 
-    again = tx_train(*args, "hydra.sweeper.n_trials=3", f"hydra.sweep.dir={sweep_dir}", cwd=tmp_path)
+    again = preset_search_runs["again"]
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stdout.count("already completed; skipped") == 2  # the seeded sampler proposed them again
     runs = _summaries(sweep_dir)
