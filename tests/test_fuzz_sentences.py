@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import main_here
 from tx_keras.cli import translate
 from tx_keras.data.text_rule import refusal
 from tx_keras.export import saved_model_loader
@@ -59,14 +60,8 @@ def export(tiny_run):
 
 def _translate(capsys, *args: str) -> tuple[int, str, str]:
     """tx-translate's main in this process: (exit code, stdout, stderr)."""
-    capsys.readouterr()
-    try:
-        translate.main(list(args))
-        code = 0
-    except SystemExit as stop:
-        code = stop.code
-    printed = capsys.readouterr()
-    return code, printed.out, printed.err
+    result = main_here(translate.main, capsys, *args)
+    return result.returncode, result.stdout, result.stderr
 
 
 def _check(export, capsys, sentence: str) -> None:

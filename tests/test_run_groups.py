@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from tests.conftest import main_here
 from tx_keras.cli import compare
 from tx_keras.comparison.groups import BEST, NO_TEST, TIED, WORSE, compare_groups, group_runs
 from tx_keras.comparison.sweep_runs import RunRecord
@@ -100,16 +101,8 @@ def test_equal_seeds_on_both_sides_are_resolved_not_infinitely_significant():
 
 
 def _tx_compare(capsys, *args) -> subprocess.CompletedProcess:
-    """tx-compare's `main` in this process: its exit code and printed lines without a fresh process's
-    TensorFlow start-up (~10 s each on 2 shared cores; tests/test_compare_nested.py runs a refusal in one)."""
-    capsys.readouterr()
-    try:
-        compare.main(list(args))
-        code = 0
-    except SystemExit as stop:
-        code = stop.code
-    printed = capsys.readouterr()
-    return subprocess.CompletedProcess(list(args), code, printed.out, printed.err)
+    """tx-compare in this process (tests/test_compare_nested.py runs a refusal in a fresh one)."""
+    return main_here(compare.main, capsys, *args)
 
 
 def _write_run(folder, overrides, metrics):
