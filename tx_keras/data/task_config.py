@@ -94,9 +94,8 @@ class FactTableConfig(TaskConfig):
     """Facts `a b -> f(a, b)` mod `modulus` (fact_tables.py); modular_addition uses it as is."""
 
     modulus: int = ruled(29, between(2, 10**4))  # numbers 0..modulus-1; modulus^2 facts
-    holdout: float = ruled(
-        0.0, fraction
-    )  # share of the facts kept out of training (half validation, half test)
+    # share of the facts kept out of training (half validation, half test)
+    holdout: float = ruled(0.0, fraction)
     # training rows per epoch: the training facts cycled (10 passes over 841)
     num_train: int = ruled(8410, between(1, PAIRS))
 

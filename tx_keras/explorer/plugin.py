@@ -79,11 +79,17 @@ def _labels(record: ProbeAttention) -> list[str]:
 
 
 def _probe_answer(
-    run: str, probe: int, kind: str, record: ProbeAttention, read: tuple, weights: list, heads: list[str]
+    run: str,
+    probe: int,
+    kind: str,
+    record: ProbeAttention,
+    shown: int,
+    steps: list,
+    weights: list,
+    heads: list,
 ) -> dict:
     """The attention and rollout routes' answer: one logged probe's tokens and sentences, the step shown
-    and every logged step (`read`), and the (layers, heads, queries, keys) weights drawn with their labels."""
-    shown, steps = read
+    and every logged step, and the (layers, heads, queries, keys) weights drawn with their labels."""
     return {
         "run": run,
         "probe": probe,
@@ -284,10 +290,8 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
             return _error(request, str(error), error.status)
         shown, weights, steps = read[kind]
         heads = [f"head {h + 1}" for h in range(weights.shape[1])]
-        # float16 values, exact in float32 and in JSON
-        return _json(
-            request, _probe_answer(run, probe, kind, record, (shown, steps), weights.tolist(), heads)
-        )
+        drawn = weights.tolist()  # float16 values, exact in float32 and in JSON
+        return _json(request, _probe_answer(run, probe, kind, record, shown, steps, drawn, heads))
 
     @Request.application
     def _serve_translate(self, request: Request) -> Response:
@@ -335,7 +339,7 @@ class AttentionExplorerPlugin(base_plugin.TBPlugin):
         else:
             rolled = self_rollout(weights)
         rolled = [[np.round(rolled, 5).tolist()]]  # one layer, one "head": the rollout
-        answer = _probe_answer(run, probe, kind, record, (shown, steps), rolled, ["rollout"])
+        answer = _probe_answer(run, probe, kind, record, shown, steps, rolled, ["rollout"])
         return _json(request, {**answer, **extra})
 
     def _probes(self, request: Request, folder: Path) -> list:

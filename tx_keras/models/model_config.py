@@ -56,9 +56,8 @@ class ModelConfig:
     """
 
     num_encoder_layers: int = ruled(2, between(1, 1000))  # encoder blocks (self-attention + FFN)
-    num_decoder_layers: int = ruled(
-        2, between(1, 1000)
-    )  # decoder blocks (causal self-attn + cross-attn + FFN)
+    # decoder blocks (causal self-attn + cross-attn + FFN)
+    num_decoder_layers: int = ruled(2, between(1, 1000))
     d_model: int = ruled(64, between(1, 2**16))  # width of every token vector; must be divisible by num_heads
     num_heads: int = ruled(4, between(1, 1024))  # attention heads h; each head has d_model / h features
     dff: int = ruled(256, between(1, 2**18))  # hidden width of the feed-forward network

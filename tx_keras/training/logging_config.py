@@ -20,9 +20,8 @@ class LoggingConfig:
     tensorboard: bool = True  # write TensorBoard event files (all of the below needs it)
     # the per-step training loss curve: a point every this many steps; 0 = off
     loss_every_steps: int = ruled(10, between(0, 10**9))
-    probes: int = ruled(
-        2, between(0, 10**4)
-    )  # validation sentences whose attention and translations are logged
+    # validation sentences whose attention and translations are logged
+    probes: int = ruled(2, between(0, 10**4))
     attention_maps: str = ruled("auto", one_of("auto", "every", "first_last", "off"))  # when they are logged
     attention_tensors_mb: float = ruled(1.0, at_least(0))  # cap per logged epoch on the raw weights
     diagnostics_every: int = ruled(1, between(0, 10**6))  # epochs between diagnostics; 0 = off
