@@ -7,6 +7,7 @@ import sys
 import pytest
 import tensorflow as tf
 
+from tests.conftest import main_here
 from tx_keras.cli.claims import main
 
 CONFIG = {"seed": 0, "data": {"length": 12, "num_train": 640}, "trainer": {"batch_size": 64}}
@@ -229,9 +230,8 @@ def test_user_errors_are_one_line_with_exit_code_2(tmp_path, capsys, make, messa
         )
         code, stderr = result.returncode, result.stderr
     else:
-        with pytest.raises(SystemExit) as exit_info:
-            main([str(folder)])
-        code, stderr = exit_info.value.code, capsys.readouterr().err
+        result = main_here(main, capsys, str(folder))
+        code, stderr = result.returncode, result.stderr
     assert code == 2
     assert stderr == f"tx-claims: error: {message.format(root=tmp_path)}\n"
 

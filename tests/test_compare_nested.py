@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+from tests.conftest import main_here
 from tx_keras.cli import compare
 from tx_keras.comparison import collect_runs
 from tx_keras.comparison.table import table_rows
@@ -54,15 +55,9 @@ def test_nested_collects_every_run_named_by_its_path_and_a_sweep_alone_as_before
 def test_tx_compare_on_outputs_lists_every_run(tmp_path, capsys):
     """Through tx-compare's main in this process (the damaged folder below runs in a fresh one)."""
     _outputs(tmp_path)
-    capsys.readouterr()
-    try:
-        compare.main([str(tmp_path), "--metric", "validation_loss"])
-        code = 0
-    except SystemExit as stop:
-        code = stop.code
-    printed = capsys.readouterr()
-    assert code == 0, printed.err[-2000:]
-    assert "2026-12-01/19-42-38" in printed.out and "sweeps/heads/2026-11-30_18-00-00/1" in printed.out
+    result = main_here(compare.main, capsys, str(tmp_path), "--metric", "validation_loss")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "2026-12-01/19-42-38" in result.stdout and "sweeps/heads/2026-11-30_18-00-00/1" in result.stdout
     assert (tmp_path / "comparison.csv").read_text().count("\n") == 5  # header + 4 runs
 
 

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import tx_train
+from tests.conftest import main_here, tx_train
 from tx_keras.cli import compare, translate
 from tx_keras.comparison.sweep_runs import read_run
 from tx_keras.export import saved_model_loader
@@ -122,31 +122,22 @@ def _damage(run_dir: Path, target: str, change) -> list[Path]:
     return paths
 
 
-def _run(main, args: list[str], capsys) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        main(args)
-        code = 0
-    except SystemExit as stop:
-        code = stop.code
-    printed = capsys.readouterr()
-    return code, printed.out, printed.err
-
-
 def _check(completed_run, tmp_path, capsys, damage) -> None:
     target, kind, change = damage
     sweep = _sweep(completed_run, tmp_path)
     intact = _fingerprint(sweep / INTACT)
     assert _damage(sweep / DAMAGED, target, change), target
     out = tmp_path / "compared"
-    code, printed, err = _run(compare.main, [str(sweep), "--out", str(out)], capsys)
+    compared = main_here(compare.main, capsys, str(sweep), "--out", str(out))
+    code, printed, err = compared.returncode, compared.stdout, compared.stderr
     assert code in (0, 2), (target, kind, code, err)
     if code == 2:
         assert err.count("\n") == 1 and err.startswith("tx-compare: error: "), (target, kind, err)
     else:
         rows = {line.split()[0] for line in printed.splitlines() if line.strip()}
         assert {"0", "1"} <= rows, printed  # both runs listed (by job number), the damaged one as it stands
-    code, printed, err = _run(translate.main, [str(sweep / DAMAGED), "jane visits africa"], capsys)
+    translated = main_here(translate.main, capsys, str(sweep / DAMAGED), "jane visits africa")
+    code, printed, err = translated.returncode, translated.stdout, translated.stderr
     assert code == 0 and len(printed.splitlines()) == 1 and err == "", (target, kind, err)
     assert _fingerprint(sweep / INTACT) == intact
 

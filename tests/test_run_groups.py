@@ -5,7 +5,6 @@ the false "worse than the best" rate when every group is equal, simulated."""
 import csv
 import json
 import math
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -100,11 +99,6 @@ def test_equal_seeds_on_both_sides_are_resolved_not_infinitely_significant():
     assert groups[1].verdict == TIED  # a difference of one resolution step is not a finding
 
 
-def _tx_compare(capsys, *args) -> subprocess.CompletedProcess:
-    """tx-compare in this process (tests/test_compare_nested.py runs a refusal in a fresh one)."""
-    return main_here(compare.main, capsys, *args)
-
-
 def _write_run(folder, overrides, metrics):
     (folder / ".hydra").mkdir(parents=True)
     (folder / ".hydra" / "overrides.yaml").write_text(json.dumps(overrides))
@@ -124,7 +118,7 @@ def test_tx_compare_prints_groups_and_writes_csv_json_and_plot(tmp_path, capsys)
                 {"validation_exact_match": value, "validation_loss": 1 - value},
             )
             job += 1
-    result = _tx_compare(capsys, str(tmp_path))
+    result = main_here(compare.main, capsys, str(tmp_path))
     assert result.returncode == 0, result.stderr[-2000:]
     assert "7 runs in 3 groups" in result.stdout and "every group has data.seed=0" in result.stdout
     assert "0.9100 ± 0.0100" in result.stdout and "1 of 1 runs usable: no interval" in result.stdout
@@ -227,7 +221,7 @@ def test_a_group_with_one_usable_run_of_three_is_shown_never_crowned_or_tested(t
     lone = by_lr["1e-2"]
     assert groups[-1] is lone and lone.verdict == NO_TEST and lone.against_best is None
     assert (lone.count, lone.diverged) == ("1 of 3", 2)
-    result = _tx_compare(capsys, str(tmp_path))
+    result = main_here(compare.main, capsys, str(tmp_path))
     assert result.returncode == 0, result.stderr[-2000:]
     line = next(line for line in result.stdout.splitlines() if line.startswith("3 ") and "1e-2" in line)
     assert "1 of 3" in line and "not tested" in line and line.split()[5] == "2"  # the diverged column
@@ -252,7 +246,7 @@ def test_runs_of_two_sweeps_under_one_parent_are_not_pooled_unless_asked(tmp_pat
     assert apart[1].verdict == WORSE
     pooled = compare_groups(runs, "validation_exact_match", pool_sweeps=True)
     assert [g.summary.n for g in pooled] == [6]
-    result = _tx_compare(capsys, str(tmp_path), "--pool-sweeps", "--metric", "test_bleu")
+    result = main_here(compare.main, capsys, str(tmp_path), "--pool-sweeps", "--metric", "test_bleu")
     assert result.returncode == 0, result.stderr[-2000:]
     assert "tx-compare: note: choices belong to validation; test_bleu reports the one chosen" in result.stdout
 
