@@ -4,18 +4,19 @@ and summary.json records the budget and the CPU minutes used beside the wall fig
 import json
 
 import pytest
-from hydra import compose, initialize_config_module
 
-from tests.conftest import TINY
+from tests.conftest import TINY, tx_train
 from tx_keras.training.callbacks.time_budget import TimeBudget, process_cpu_seconds
-from tx_keras.training.run.job import run_job
 
 
 def test_a_cpu_budget_ends_training_after_its_first_step_and_says_so(tmp_path):
+    """In a fresh process: the CPU clock counts finished child processes too, and in pytest's own process
+    the tx-train children of the setups started ahead (tests/ahead.py) end at any moment."""
     overrides = [*TINY, "trainer.epochs=50", "trainer.max_train_cpu_minutes=0.0001", "export.enabled=false"]
-    with initialize_config_module(config_module="tx_keras.conf", version_base="1.3"):
-        cfg = compose(config_name="config", overrides=[*overrides, "logging.tensorboard=false"])
-    run_job(cfg, tmp_path / "run", isolate_failures=False)
+    result = tx_train(
+        *overrides, "logging.tensorboard=false", f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["status"] == "completed" and summary["epochs"] == 1
     assert summary["stopped_by"] == "CPU-time budget: trainer.max_train_cpu_minutes=0.0001"
