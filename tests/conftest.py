@@ -20,6 +20,8 @@ import pytest  # noqa: E402
 
 from tests.ahead import JOBS, Ahead, job  # noqa: E402
 
+ROOT = Path(__file__).parent.parent
+
 
 def pytest_report_header(config: pytest.Config) -> str:
     """The machine the durations below belong to: CI machines differ in kind (AVX-512 with bf16 on one,
@@ -159,12 +161,10 @@ def _from_parent(name: str):
     return json.loads(Path(path).read_text()).get(name) if path else None
 
 
-def share_with_child(folder: Path, tiny_run, copy_model) -> dict[str, str]:
-    """Write this session's `tiny_run` and `copy_model` under `folder`; returns the environment that makes
-    a child pytest use them instead of training its own."""
+def share_with_child(folder: Path, tiny_run, copy_model_file: str) -> dict[str, str]:
+    """Write this session's `tiny_run` and the copy model's file under `folder`; returns the environment
+    that makes a child pytest use them instead of training its own."""
     result, run_dir = tiny_run
-    model, _ = copy_model
-    model.save(folder / "copy_model.keras")
     shared = {
         "tiny_run": {
             "args": result.args,
@@ -173,7 +173,7 @@ def share_with_child(folder: Path, tiny_run, copy_model) -> dict[str, str]:
             "stderr": result.stderr,
             "run_dir": str(run_dir),
         },
-        "copy_model": str(folder / "copy_model.keras"),
+        "copy_model": copy_model_file,
     }
     (folder / "parent_fixtures.json").write_text(json.dumps(shared))
     return {PARENT_FIXTURES: str(folder / "parent_fixtures.json")}
@@ -228,19 +228,39 @@ def _data_parallel_run(root: Path) -> tuple[subprocess.CompletedProcess, Path]:
 
 
 @pytest.fixture(scope="session")
-def copy_model():
-    """A tiny Transformer trained in-process on a short copy task until it emits EOS and stops on its own,
-    for the decoders' tests. Returns (model, test source ids)."""
+def copy_model(ahead):
+    """A tiny Transformer trained on a short copy task until it emits EOS and stops on its own, for the
+    decoders' tests (trained ahead, in a fresh process). Returns (model, test source ids)."""
+    from tx_keras.data import build_task
+
+    path = _from_parent("copy_model") or ahead.result("copy_model")
+    model = keras.saving.load_model(path, compile=False, safe_mode=True)
+    return model, build_task(COPY_TASK).splits["test"][0]
+
+
+COPY_TASK = {"name": "copy", "seed": 0, "vocab_size": 8, "length": 6, "min_length": 3, "num_train": 1500,
+             "num_validation": 8, "num_test": 48}  # fmt: skip
+
+
+@job("copy_model")
+def _copy_model(folder: Path) -> str:
+    path = folder / "copy_model.keras"
+    script = f"from tests.conftest import train_copy_model; train_copy_model({str(path)!r})"
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return str(path)
+
+
+def train_copy_model(path: str) -> None:
+    """What `copy_model` loads: trained in its own process, saved to `path`."""
     from tx_keras.data import build_task, make_dataset
     from tx_keras.models import ModelConfig, Transformer
     from tx_keras.training.step.masked_loss import MaskedCrossEntropy
 
     keras.utils.set_random_seed(0)
-    cfg = {"name": "copy", "seed": 0, "vocab_size": 8, "length": 6, "min_length": 3}
-    task = build_task({**cfg, "num_train": 1500, "num_validation": 8, "num_test": 48})
-    parent = _from_parent("copy_model")
-    if parent:
-        return keras.saving.load_model(parent, compile=False, safe_mode=True), task.splits["test"][0]
+    task = build_task(COPY_TASK)
     model = Transformer(
         ModelConfig(num_encoder_layers=1, num_decoder_layers=2, d_model=32, num_heads=2, dff=64),
         len(task.source_vocab),
@@ -253,4 +273,4 @@ def copy_model():
     model((source[:1], target[:1, :-1]))
     model.optimizer.build(model.trainable_variables)  # as tx-train does: the step is traced once, not twice
     model.fit(make_dataset(*task.splits["train"], 64, shuffle=True), epochs=6, shuffle=False, verbose=0)
-    return model, task.splits["test"][0]
+    model.save(path)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.ahead import ahead_fixture, needs
 from tests.float_tolerance import FLOAT32
 from tx_keras.data import build_task
 from tx_keras.decoding.beam_search import beam_search_decoder
@@ -72,12 +73,29 @@ def test_a_completed_run_is_exported(exported):
     assert not list(run_dir.glob(".export*")), "the temporary build folder must be gone"
 
 
-def test_fresh_process_without_tx_keras_translates_like_the_in_process_model(exported, tmp_path):
+@ahead_fixture
+def client_reply(folder: Path) -> tuple[dict, subprocess.CompletedProcess]:
+    """The CLIENT's answer on the tiny run's SavedModel: 16 validation sentences, 4 pairs of ids."""
+    _, run_dir = needs("tiny_run")
+    task = build_task(json.loads((run_dir / "summary.json").read_text())["config"]["data"])
+    source, target = task.splits["validation"]
+    request = {
+        "saved_model": str(run_dir / "export/saved_model"),
+        "texts": [text for text, _ in task.texts("validation")[:16]],
+        "source_ids": source[:4].tolist(),
+        "decoder_input_ids": target[:4, :-1].tolist(),
+    }
+    return request, _cli(sys.executable, "-c", CLIENT, cwd=folder, stdin=json.dumps(request))
+
+
+def test_fresh_process_without_tx_keras_translates_like_the_in_process_model(exported, client_reply):
     run_dir, summary = exported
+    request, result = client_reply
     task = build_task(summary["config"]["data"])
     source, target = task.splits["validation"]
     source, target = source[:16], target[:16]
-    texts = [text for text, _ in task.texts("validation")[:16]]
+    assert request["texts"] == [text for text, _ in task.texts("validation")[:16]]
+    assert request["source_ids"] == source[:4].tolist()
     # Keras finds a saved class only once its module is imported (it imports none itself in safe mode).
     model = keras.saving.load_model(run_dir / "export/model.keras", safe_mode=True)
     assert isinstance(model, Transformer)
@@ -86,13 +104,6 @@ def test_fresh_process_without_tx_keras_translates_like_the_in_process_model(exp
         model, model.max_target_length, export["beam_width"], export["length_penalty"]
     )
     expected = [task.detokenize_target(row) for row in decode(tf.constant(source)).numpy()]
-    request = {
-        "saved_model": str(run_dir / "export/saved_model"),
-        "texts": texts,
-        "source_ids": source[:4].tolist(),
-        "decoder_input_ids": target[:4, :-1].tolist(),
-    }
-    result = _cli(sys.executable, "-c", CLIENT, cwd=tmp_path, stdin=json.dumps(request))
     assert result.returncode == 0, result.stderr[-2000:]
     reply = json.loads(result.stdout)
     assert reply["imported_tx_keras"] is False
@@ -102,12 +113,11 @@ def test_fresh_process_without_tx_keras_translates_like_the_in_process_model(exp
     )
 
 
-def test_saved_model_cli_shows_and_runs_the_signatures(exported, tmp_path):
-    saved_model = str(exported[0] / "export/saved_model")
-    shown = _cli(_script("saved_model_cli"), "show", "--dir", saved_model, "--all", cwd=tmp_path)
-    assert shown.returncode == 0, shown.stderr[-2000:]
-    for name in SIGNATURES:
-        assert f"signature_def['{name}']" in shown.stdout
+@ahead_fixture
+def saved_model_cli_runs(folder: Path) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+    """TensorFlow's saved_model_cli on the tiny run's export: `show --all`, then `run` on `translate`."""
+    saved_model = str(needs("tiny_run")[1] / "export/saved_model")
+    shown = _cli(_script("saved_model_cli"), "show", "--dir", saved_model, "--all", cwd=folder)
     ran = _cli(
         _script("saved_model_cli"),
         "run",
@@ -119,8 +129,16 @@ def test_saved_model_cli_shows_and_runs_the_signatures(exported, tmp_path):
         "translate",
         "--input_exprs",
         'texts=["jane visits africa in september"]',
-        cwd=tmp_path,
+        cwd=folder,
     )
+    return shown, ran
+
+
+def test_saved_model_cli_shows_and_runs_the_signatures(saved_model_cli_runs):
+    shown, ran = saved_model_cli_runs
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    for name in SIGNATURES:
+        assert f"signature_def['{name}']" in shown.stdout
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert "Result for output key translation:" in ran.stdout
     assert "[b'" in ran.stdout or '[b"' in ran.stdout
@@ -159,11 +177,20 @@ def test_codec_tokenizes_like_the_task_and_detokenizes_like_it(tmp_path):
     assert any("'" in text for text in decoded), "the sample should exercise the elision rule"
 
 
-def test_tx_export_rebuilds_an_export_and_refuses_a_folder_that_is_not_a_run(exported, tmp_path, capsys):
+@ahead_fixture
+def rebuilt_export(folder: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    """`tx-export --beam-width 1 --attention heads` on a copy of the tiny run without its export."""
+    run_dir = folder / "run"
+    shutil.copytree(needs("tiny_run")[1], run_dir, ignore=shutil.ignore_patterns("export"))
+    built = _cli(_script("tx-export"), str(run_dir), "--beam-width", "1", "--attention", "heads", cwd=folder)
+    return run_dir, built
+
+
+def test_tx_export_rebuilds_an_export_and_refuses_a_folder_that_is_not_a_run(
+    rebuilt_export, tmp_path, capsys
+):
     from tx_keras.cli import export
 
-    run_dir = tmp_path / "run"
-    shutil.copytree(exported[0], run_dir, ignore=shutil.ignore_patterns("export"))
     with pytest.raises(SystemExit) as refused:  # tx-export's main in this process: a refusal reads one file
         export.main([str(tmp_path)])
     assert refused.value.code == 2
@@ -173,9 +200,7 @@ def test_tx_export_rebuilds_an_export_and_refuses_a_folder_that_is_not_a_run(exp
         == f"tx-export: error: {tmp_path} is not a tx_keras run folder (no summary.json)"
     )
     assert "Traceback" not in stderr
-    built = _cli(
-        _script("tx-export"), str(run_dir), "--beam-width", "1", "--attention", "heads", cwd=tmp_path
-    )
+    run_dir, built = rebuilt_export
     assert built.returncode == 0, built.stderr[-2000:]
     assert built.stdout.strip() == str(run_dir / "export/saved_model")
     assert "cuda" not in built.stderr.lower() and "absl" not in built.stderr, built.stderr  # quiet start-up
@@ -188,21 +213,31 @@ def test_tx_export_rebuilds_an_export_and_refuses_a_folder_that_is_not_a_run(exp
     assert not list(run_dir.glob(".export*"))
 
 
+SENTENCES = ["jane visits africa in september", "the cat"]
+
+
+@ahead_fixture
+def translated_with_alignments(folder: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    """`tx-translate RUN SENTENCES --attention --plot folder/alignment.png` on the tiny run."""
+    plot = folder / "alignment.png"
+    run_dir = needs("tiny_run")[1]
+    return folder, _cli(
+        _script("tx-translate"), str(run_dir), *SENTENCES, "--attention", "--plot", str(plot), cwd=folder
+    )
+
+
 def test_tx_translate_prints_translations_and_alignments(
-    exported, tmp_path, monkeypatch, capsys, recorded_pools
+    exported, translated_with_alignments, tmp_path, monkeypatch, capsys, recorded_pools
 ):
     from tx_keras.cli import translate
 
     run_dir, _ = exported
     model = tf.saved_model.load(str(run_dir / "export/saved_model"))
-    sentences = ["jane visits africa in september", "the cat"]
+    sentences = SENTENCES
     expected = [
         t.decode() for t in model.signatures["translate"](texts=tf.constant(sentences))["translation"].numpy()
     ]
-    plot = tmp_path / "alignment.png"
-    shown = _cli(
-        _script("tx-translate"), str(run_dir), *sentences, "--attention", "--plot", str(plot), cwd=tmp_path
-    )
+    plots, shown = translated_with_alignments
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert shown.stderr == ""  # no engine noise either (oneDNN's int64-transpose line on AVX-512 CPUs)
     lines = shown.stdout.splitlines()
@@ -210,7 +245,7 @@ def test_tx_translate_prints_translations_and_alignments(
     assert "cross-attention, decoder layer 1 of 1, mean over heads:" in lines
     header = lines[lines.index("cross-attention, decoder layer 1 of 1, mean over heads:") + 1].split()
     assert header == ["jane", "visits", "africa", "in", "september", "<eos>"]
-    assert (tmp_path / "alignment-1.png").stat().st_size > 1000 and (tmp_path / "alignment-2.png").is_file()
+    assert (plots / "alignment-1.png").stat().st_size > 1000 and (plots / "alignment-2.png").is_file()
     # Sentences on stdin and a path that holds no export, through tx-translate's main in this process
     # (the pools it would set recorded, not set: this process's own are running).
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(sentences) + "\n\n"))

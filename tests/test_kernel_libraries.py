@@ -11,6 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.ahead import job, needs
 from tests.conftest import share_with_child
 from tx_keras.benchmark.machine import ONEDNN_STATES, onednn_enabled
 
@@ -27,15 +30,14 @@ TESTS = [
 ]
 
 
-def test_fixture_decoding_and_export_tests_pass_with_the_other_kernel_library(tmp_path, tiny_run, copy_model):
-    """The tests below read this session's tiny run and copy model (their fixtures) instead of training
-    them once more: what they compare (the decoders with each other, the SavedModel's logits and
-    translations with the in-process model's) all runs under the other kernel library, whichever library
-    trained the weights."""
+@job("other_kernel_library")
+def _other_kernel_library(folder: Path) -> tuple[bool, subprocess.CompletedProcess]:
+    """The tests below in a child pytest, started ahead: they read this session's tiny run and copy model
+    (their fixtures) instead of training them once more."""
     other = onednn_enabled() is False  # "unknown" counts as on: then the run below turns it off
-    shared = share_with_child(tmp_path, tiny_run, copy_model)
+    shared = share_with_child(folder, needs("tiny_run"), needs("copy_model"))
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={tmp_path / 'inner'}",
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--basetemp={folder / 'inner'}",
          "-m", "not slow", *TESTS],
         cwd=ROOT,
         env={**os.environ, **shared, "TF_ENABLE_ONEDNN_OPTS": "1" if other else "0"},
@@ -43,5 +45,17 @@ def test_fixture_decoding_and_export_tests_pass_with_the_other_kernel_library(tm
         text=True,
         timeout=900,
     )  # fmt: skip
+    return other, result
+
+
+@pytest.fixture(scope="module")
+def other_kernel_library(ahead):
+    return ahead.result("other_kernel_library")
+
+
+def test_fixture_decoding_and_export_tests_pass_with_the_other_kernel_library(other_kernel_library):
+    """What they compare (the decoders with each other, the SavedModel's logits and translations with the
+    in-process model's) all runs under the other kernel library, whichever library trained the weights."""
+    other, result = other_kernel_library
     assert f"oneDNN {ONEDNN_STATES[other]}" in result.stdout, result.stdout[:2000]  # the flip took effect
     assert result.returncode == 0, result.stdout[-4000:]

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.ahead import job
+from tests.ahead import ahead_fixture, job, needs
 from tests.conftest import tx_train
 from tx_keras.data import build_task
 from tx_keras.evaluation import corpus_scores
@@ -239,7 +239,21 @@ def _decoded_reference(run_dir: Path, summary: dict) -> tuple[list[str], list[st
     return [source for source, _ in task.texts("test")], [task.detokenize_target(row) for row in rows.numpy()]
 
 
-def test_the_export_serves_text_in_a_fresh_process(text_run, tmp_path):
+@ahead_fixture
+def text_client_reply(folder: Path) -> tuple[list[str], subprocess.CompletedProcess]:
+    """The CLIENT's answer on the text run's SavedModel for the test split's sources (read from the run's
+    own translations file) after four odd inputs."""
+    run_dir, summary = needs("text_run")
+    lines = (run_dir / "translations/test_beam.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    sources = [line.split("\t")[0] for line in lines]
+    result = subprocess.run(
+        [sys.executable, "-c", CLIENT, str(run_dir / summary["export"]), json.dumps(sources)],
+        capture_output=True, text=True, timeout=300, cwd=folder,
+    )  # fmt: skip
+    return sources, result
+
+
+def test_the_export_serves_text_in_a_fresh_process(text_run, text_client_reply):
     """The SavedModel, loaded by a client that imports tensorflow and tensorflow-text only, translates the
     test split as the run's own decoder does (a decoded reference, not just strings), and gives a string
     for empty and odd input too."""
@@ -247,10 +261,8 @@ def test_the_export_serves_text_in_a_fresh_process(text_run, tmp_path):
     manifest = json.loads((run_dir / "export/export.json").read_text())
     assert manifest["requires_tensorflow_text"] is True
     sources, expected = _decoded_reference(run_dir, summary)
-    result = subprocess.run(
-        [sys.executable, "-c", CLIENT, str(run_dir / summary["export"]), json.dumps(sources)],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
-    )  # fmt: skip
+    asked, result = text_client_reply
+    assert asked == sources
     assert result.returncode == 0, result.stderr[-2000:]
     answer = json.loads(result.stdout.strip().splitlines()[-1])
     odd, served = answer["translations"][:4], answer["translations"][4:]
@@ -259,30 +271,42 @@ def test_the_export_serves_text_in_a_fresh_process(text_run, tmp_path):
     assert answer["source_tokens"][-1] == "<eos>" or "<eos>" in answer["source_tokens"]
 
 
-def test_tx_translate_reads_a_text_run(text_run, tmp_path):
+@ahead_fixture
+def text_translated(folder: Path) -> subprocess.CompletedProcess:
+    """`tx-translate RUN "I am tired."` on the text run."""
+    script = str(Path(sys.executable).parent / "tx-translate")
+    run_dir = needs("text_run")[0]
+    return subprocess.run(
+        [script, str(run_dir), "I am tired."], capture_output=True, text=True, timeout=300, cwd=folder
+    )
+
+
+def test_tx_translate_reads_a_text_run(text_run, text_translated):
     """tx-translate prints what the run's SavedModel itself makes of the sentence."""
     import tensorflow as tf
     import tensorflow_text  # noqa: F401 - registers the SavedModel's tokenizer ops
 
     run_dir, summary = text_run
-    script = str(Path(sys.executable).parent / "tx-translate")
-    result = subprocess.run(
-        [script, str(run_dir), "I am tired."], capture_output=True, text=True, timeout=300, cwd=tmp_path
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
+    assert text_translated.returncode == 0, text_translated.stderr[-2000:]
     model = tf.saved_model.load(str(run_dir / summary["export"]))
     (own,) = model.signatures["translate"](texts=tf.constant(["I am tired."]))["translation"].numpy()
-    assert result.stdout.splitlines() == [own.decode()]
+    assert text_translated.stdout.splitlines() == [own.decode()]
 
 
-def test_saved_model_cli_shows_the_signatures(text_run, tmp_path):
-    """TensorFlow's own saved_model_cli, in a process that has loaded tensorflow-text's ops."""
-    run_dir, summary = text_run
+@ahead_fixture
+def text_saved_model_cli(folder: Path) -> subprocess.CompletedProcess:
+    """TensorFlow's own saved_model_cli `show --all` on the text run's export, in a process that has loaded
+    tensorflow-text's ops."""
+    run_dir, summary = needs("text_run")
     cli = "import tensorflow_text\nfrom tensorflow.python.tools import saved_model_cli as c\nc.main()"
-    shown = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", cli, "show", "--dir", str(run_dir / summary["export"]), "--all"],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        capture_output=True, text=True, timeout=300, cwd=folder,
     )  # fmt: skip
+
+
+def test_saved_model_cli_shows_the_signatures(text_saved_model_cli):
+    shown = text_saved_model_cli
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert "signature_def['translate']" in shown.stdout
 
