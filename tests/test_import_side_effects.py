@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.ahead import ahead_fixture
 from tests.malloc_probe import probe
 from tx_keras.runtime.allocator import _glibc_mallopt
 from tx_keras.runtime.ran_out_of_data import epoch_end_warning_silenced
@@ -133,27 +134,39 @@ def _probe(modules: list[str], third_party: list[str], path: Path = ROOT) -> dic
     return json.loads(result.stdout.splitlines()[-1])
 
 
-def test_importing_every_module_changes_nothing_in_the_process():
+@ahead_fixture
+def every_module_probed(folder: Path) -> dict:
+    """The probe's findings for every module of tx_keras, in a fresh interpreter."""
+    return _probe(*every_module())
+
+
+def test_importing_every_module_changes_nothing_in_the_process(every_module_probed):
     """Environment, warning filters, logger levels and handlers, TensorFlow's thread pools and Keras' dtype
     policy are the same before and after importing every tx_keras module (the commands set up what they
     need when they run: runtime/quiet_startup.py, runtime/allocator.py, cli/train.py)."""
-    modules, third_party = every_module()
+    modules, _ = every_module()
     assert len(modules) > 200  # the walk found the package
-    found = _probe(modules, third_party)
+    found = every_module_probed
     assert found["failed"] == [] and found["imported"] == len(modules)
     assert found["environ"] == [] and found["filters"] == [] and found["loggers"] == []
     assert found["threads"][0] == found["threads"][1] and found["policy"][0] == found["policy"][1]
 
 
-def test_the_probe_sees_a_module_that_changes_the_process(tmp_path):
-    """The check itself: a module that sets a variable, a filter and a logger level on import is caught."""
-    (tmp_path / "noisy_module.py").write_text(
+@ahead_fixture
+def noisy_module_probed(folder: Path) -> dict:
+    """The probe's findings for a module that sets a variable, a filter and a logger level on import."""
+    (folder / "noisy_module.py").write_text(
         "import logging, os, warnings\n"
         "os.environ['TX_KERAS_NOISY'] = '1'\n"
         "warnings.filterwarnings('ignore', message='.*ran out of data')\n"
         "logging.getLogger('tx_keras.noisy').setLevel(logging.ERROR)\n"
     )
-    found = _probe(["noisy_module"], [], path=tmp_path)
+    return _probe(["noisy_module"], [], path=folder)
+
+
+def test_the_probe_sees_a_module_that_changes_the_process(noisy_module_probed):
+    """The check itself: such a module is caught."""
+    found = noisy_module_probed
     assert found["imported"] == 1
     assert found["environ"] == ["TX_KERAS_NOISY"]
     assert len(found["filters"]) == 1 and "ran out of data" in found["filters"][0]

@@ -3,10 +3,13 @@
 import csv
 import json
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
-from tests.ahead import job
+from tests.ahead import ahead_fixture, job, needs
 from tests.conftest import tx_train
 
 # The `smoke` sweep's launcher: its two jobs in parallel processes (the basic, sequential launcher runs the
@@ -98,13 +101,22 @@ def test_failing_jobs_are_recorded_and_the_sweep_goes_on(sweep_with_failures):
     assert "Traceback" not in result.stderr
 
 
-def test_rerunning_a_sweep_reruns_only_jobs_without_a_completed_summary(smoke_sweep, tmp_path):
-    _, sweep_dir = smoke_sweep
-    kept, deleted = sweep_dir / "0_model.num_heads=1", sweep_dir / "1_model.num_heads=2"
+@ahead_fixture
+def rerun_sweep(folder: Path) -> tuple[Path, str, list[str], subprocess.CompletedProcess]:
+    """The smoke sweep copied, one job's summary deleted, then the same sweep command run again on it."""
+    sweep_dir = folder / "sweep"
+    shutil.copytree(needs("smoke_sweep")[1], sweep_dir)
+    kept = sweep_dir / "0_model.num_heads=1"
     kept_summary = (kept / "summary.json").read_text()
     kept_events = sorted(path.name for path in (kept / "train").iterdir())
-    (deleted / "summary.json").unlink()
-    result = tx_train("sweep=smoke", f"hydra.sweep.dir={sweep_dir}", cwd=tmp_path)
+    (sweep_dir / "1_model.num_heads=2" / "summary.json").unlink()
+    result = tx_train("sweep=smoke", f"hydra.sweep.dir={sweep_dir}", cwd=folder)
+    return sweep_dir, kept_summary, kept_events, result
+
+
+def test_rerunning_a_sweep_reruns_only_jobs_without_a_completed_summary(rerun_sweep):
+    sweep_dir, kept_summary, kept_events, result = rerun_sweep
+    kept, deleted = sweep_dir / "0_model.num_heads=1", sweep_dir / "1_model.num_heads=2"
     assert result.returncode == 0, result.stderr[-2000:]
     assert f"{kept} already completed; skipped" in result.stdout
     assert (kept / "summary.json").read_text() == kept_summary  # untouched
