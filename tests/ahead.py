@@ -25,6 +25,7 @@ import pytest
 
 _THREADS = 2
 _NICE = 5  # the background threads' niceness above the foreground's
+_running = threading.local()  # .queue: the Ahead whose job this thread is running
 # fixture name -> its setup, given a fresh folder of its own; registered at import (collection) time
 JOBS: dict[str, Callable[[Path], object]] = {}
 
@@ -42,8 +43,6 @@ def job(name: str) -> Callable:
 class Ahead:
     """The jobs of `names` (in that order) run on `threads` background threads; `result(name)` waits."""
 
-    current: Ahead | None = None  # the session's queue, for `needs`
-
     def __init__(self, folder: Callable[[str], Path], names: list[str], threads: int = _THREADS):
         self._folder = folder
         self._lock = threading.Lock()
@@ -52,7 +51,6 @@ class Ahead:
         self._go = threading.Event()  # cleared while a test module asks for a quiet machine
         self._go.set()
         self._closing = False
-        Ahead.current = self
         queued = [(name, folder(name)) for name in names if name in JOBS]  # folders made here, not in threads
         self._threads = [
             threading.Thread(target=self._run_queue, args=(queued,), daemon=True) for _ in range(threads)
@@ -69,16 +67,19 @@ class Ahead:
             return True
 
     def _run(self, name: str, folder: Path) -> None:
+        outer = getattr(_running, "queue", None)
+        _running.queue = self  # what `needs` asks, inside the job
         try:
             self._values[name] = (True, JOBS[name](folder))
         except BaseException as error:  # noqa: BLE001 - handed to the fixture that asks for it
             self._values[name] = (False, error)
         finally:
+            _running.queue = outer
             self._done[name].set()
 
     def _run_queue(self, queued: list[tuple[str, Path]]) -> None:
         """Each thread walks the whole queue; the first to claim a job runs it."""
-        os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + _NICE)  # Linux: this thread
+        os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + _NICE)  # Linux: this thread only
         for name, folder in queued:
             self._go.wait()
             if self._closing:
@@ -128,5 +129,6 @@ def ahead_fixture(setup: Callable[[Path], object]):
 
 
 def needs(name: str):
-    """Inside a job: the value of job `name`, waited for or run here (jobs take only a folder)."""
-    return Ahead.current.result(name)
+    """Inside a job: the value of job `name` from the same queue, waited for or run here (jobs take only a
+    folder)."""
+    return _running.queue.result(name)

@@ -1,6 +1,7 @@
 """tests/ahead.py, the setups started ahead: each job runs once, in the order given, in the background or
 in the fixture that needs it first; a failure reaches that fixture; a pause holds the queue."""
 
+import os
 import threading
 import time
 
@@ -104,3 +105,21 @@ def test_two_threads_run_two_jobs_at_once_and_each_once(tmp_path, jobs):
     queue.close()
     assert ran == ["first", "second", "gated"]
     assert [queue.result(name) for name in ("gated", "first", "second")] == ["gated", "first", "second"]
+
+
+def test_a_job_needs_another_and_the_background_runs_below_the_foreground(tmp_path, jobs):
+    """`needs` gives a job another job's value from its own queue; the background thread (and so any
+    process it starts) is niced above the foreground."""
+    seen = {}
+
+    def needing(folder):
+        seen["nice"] = os.getpriority(os.PRIO_PROCESS, 0)  # Linux: this thread's
+        return module.needs("first")
+
+    module.job("needing")(needing)
+    queue = module.Ahead(_folders(tmp_path), ["needing"], threads=1)
+    _wait_until(lambda: "nice" in seen)  # started by the background thread, not by result() below
+    assert queue.result("needing") == "first"
+    queue.close()
+    assert jobs[0] == ["first"]
+    assert seen["nice"] == os.getpriority(os.PRIO_PROCESS, 0) + module._NICE
