@@ -79,7 +79,8 @@ class Ahead:
 
     def _run_queue(self, queued: list[tuple[str, Path]]) -> None:
         """Each thread walks the whole queue; the first to claim a job runs it."""
-        os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + _NICE)  # Linux: this thread only
+        # On Linux a niceness is a thread's own, and the processes the thread starts inherit it.
+        os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + _NICE)
         for name, folder in queued:
             self._go.wait()
             if self._closing:

@@ -3,7 +3,9 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
+from tests.ahead import ahead_fixture
 from tests.conftest import main_here
 from tx_keras.cli import compare
 from tx_keras.comparison import collect_runs
@@ -61,16 +63,18 @@ def test_tx_compare_on_outputs_lists_every_run(tmp_path, capsys):
     assert (tmp_path / "comparison.csv").read_text().count("\n") == 5  # header + 4 runs
 
 
-def test_a_damaged_run_folder_is_one_line_not_a_traceback(tmp_path):
-    """In a fresh process, as a user meets it: TensorFlow's start-up lines, then the one error line."""
-    _outputs(tmp_path)
-    (tmp_path / "2026-12-01" / "19-42-38" / ".hydra" / "overrides.yaml").write_text("model: 3\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "tx_keras.cli.compare", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+@ahead_fixture
+def damaged_outputs_compared(folder: Path) -> subprocess.CompletedProcess:
+    """`tx-compare` in a fresh process on an outputs folder whose one run has a broken overrides.yaml."""
+    _outputs(folder)
+    (folder / "2026-12-01" / "19-42-38" / ".hydra" / "overrides.yaml").write_text("model: 3\n")
+    command = [sys.executable, "-m", "tx_keras.cli.compare", str(folder)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def test_a_damaged_run_folder_is_one_line_not_a_traceback(damaged_outputs_compared):
+    """As a user meets it: TensorFlow's start-up lines, then the one error line."""
+    result = damaged_outputs_compared
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert result.stderr.strip().splitlines()[-1].startswith("tx-compare: error: ")
     assert "overrides.yaml is not a list of overrides" in result.stderr

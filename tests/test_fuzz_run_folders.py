@@ -16,12 +16,14 @@ import functools
 import hashlib
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from tests.ahead import ahead_fixture, needs
 from tests.conftest import main_here, tx_train
 from tx_keras.cli import compare, translate
 from tx_keras.comparison.sweep_runs import read_run
@@ -268,19 +270,25 @@ def test_found_by_fuzzing_an_interrupted_run_whose_marker_lost_its_config_is_one
     ), line
 
 
-def test_a_fresh_tx_train_refuses_a_damaged_resume_in_one_line(completed_run, tmp_path):
-    """A real `tx-train resume=` process, as a user runs it, on an interrupted run whose checkpoint was cut
-    in half (the refusal that comes last, after TensorFlow has started): one line, exit 2, no traceback,
-    and the folder's files kept."""
-    sweep = _sweep(completed_run, tmp_path)
+@ahead_fixture
+def fresh_damaged_resume(folder: Path) -> tuple[dict, dict, subprocess.CompletedProcess]:
+    """A real `tx-train resume=` process on an interrupted copy of the tiny run whose checkpoint was cut in
+    half: the folder's fingerprint before and after, and the process."""
+    sweep = _sweep(needs("tiny_run")[1], folder)
     (sweep / DAMAGED / "summary.json").unlink()
     _damage(sweep / DAMAGED, "checkpoints/last.npz", lambda data: data[: len(data) // 2])
     before = _fingerprint(sweep / DAMAGED)
-    result = tx_train(f"resume={sweep / DAMAGED}", cwd=tmp_path)
+    result = tx_train(f"resume={sweep / DAMAGED}", cwd=folder)
+    return before, _fingerprint(sweep / DAMAGED), result
+
+
+def test_a_fresh_tx_train_refuses_a_damaged_resume_in_one_line(fresh_damaged_resume):
+    """As a user runs it (the refusal that comes last, after TensorFlow has started): one line, exit 2, no
+    traceback, and the folder's files kept."""
+    before, after, result = fresh_damaged_resume
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert "Traceback" not in result.stderr and result.returncode == 2, result.stderr[-2000:]
     assert len(lines) == 1 and lines[0].startswith("tx-train: error: ") and "last.npz" in lines[0], lines
-    after = _fingerprint(sweep / DAMAGED)
     assert {path: after.get(path) for path in before if not path.startswith(_RESUME_WRITES)} == {
         path: digest for path, digest in before.items() if not path.startswith(_RESUME_WRITES)
     }

@@ -13,11 +13,13 @@ import functools
 import io
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.ahead import ahead_fixture, needs
 from tests.conftest import main_here
 from tx_keras.cli import translate
 from tx_keras.data.text_rule import refusal
@@ -65,7 +67,7 @@ def _translate(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def _check(export, capsys, sentence: str) -> None:
-    code, out, err = _translate(capsys, str(export), sentence)
+    code, out, err = _translate(capsys, str(export), "--", sentence)  # after --: "-:" is a sentence too
     if refusal(sentence):
         assert code == 2 and out == "", (sentence, code, err)
         assert err.count("\n") == 1 and err.startswith("tx-translate: error: sentence 1: the sentence holds ")
@@ -117,17 +119,37 @@ def test_found_by_fuzzing_each_is_one_line(export, capsys, sentence, line):
     assert code == 2 and out == "" and err.startswith(f"tx-translate: error: {line}") and err.count("\n") == 1
 
 
-def test_a_fresh_process_prints_no_traceback_for_sampled_sentences(export, tmp_path):
-    """tx-translate as a user runs it, on generated inputs: refused ones and a long accepted one."""
-    command = [sys.executable, "-m", "tx_keras.cli.translate", str(export)]
-    for sentences, stdin, code in [
-        (["jane visits", "a\x1bb"], None, 2),
-        ([], b"ok\n\xc3\x28\n", 2),  # invalid UTF-8 on stdin
-        (["\u202ejane\u200b " * 3000, ""], None, 0),
-    ]:
-        ran = subprocess.run(
-            [*command, *sentences], input=stdin, capture_output=True, cwd=tmp_path, timeout=300
-        )
+def test_found_by_fuzzing_a_sentence_that_begins_with_a_dash(export, capsys, recorded_pools):
+    """`-:` was argparse's usage and error (two lines); now one line saying where such a sentence goes,
+    and after -- it is translated like any other."""
+    code, out, err = _translate(capsys, str(export), "-:")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    hint = "(a sentence that begins with '-' goes after --: tx-translate PATH -- SENTENCE)"
+    assert err == f"tx-translate: error: unrecognized arguments: -: {hint}\n"
+    code, out, err = _translate(capsys, str(export), "--", "-:")
+    assert code == 0 and err == "" and len(out.splitlines()) == 1
+
+
+FRESH_CASES = [  # (sentences, stdin, exit code): refused ones and a long accepted one
+    (["jane visits", "a\x1bb"], None, 2),
+    ([], b"ok\n\xc3\x28\n", 2),  # invalid UTF-8 on stdin
+    (["\u202ejane\u200b " * 3000, ""], None, 0),
+]
+
+
+@ahead_fixture
+def fresh_translations(folder: Path) -> list[subprocess.CompletedProcess]:
+    """tx-translate as a user runs it, on the tiny run, once per case of FRESH_CASES."""
+    command = [sys.executable, "-m", "tx_keras.cli.translate", str(needs("tiny_run")[1])]
+    return [
+        subprocess.run([*command, *sentences], input=stdin, capture_output=True, cwd=folder, timeout=300)
+        for sentences, stdin, _ in FRESH_CASES
+    ]
+
+
+def test_a_fresh_process_prints_no_traceback_for_sampled_sentences(fresh_translations):
+    """Generated inputs in a fresh process: refused in one line, or translated, never a traceback."""
+    for (_, _, code), ran in zip(FRESH_CASES, fresh_translations, strict=True):
         err = ran.stderr.decode()
         assert ran.returncode == code and "Traceback" not in err, err[-2000:]
         if code:

@@ -109,7 +109,12 @@ def _sentences(typed: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # most often a sentence that begins with "-" (found by tests/test_fuzz_sentences.py)
+        parser.fail(
+            f"unrecognized arguments: {' '.join(unknown)} (a sentence that begins with '-' goes after --: "
+            f"{parser.prog} PATH -- SENTENCE)"
+        )
     try:
         saved_model = _saved_model(Path(args.path))
         sentences = _sentences(args.sentences)
