@@ -182,15 +182,15 @@ def share_with_child(folder: Path, tiny_run, copy_model_file: str) -> dict[str, 
 @pytest.fixture(scope="session")
 def tiny_run(ahead):
     """One tiny real run shared by the tests that read a run folder back (never write into it: copy it)."""
-    parent = _from_parent("tiny_run")
-    if parent:
-        run_dir = Path(parent.pop("run_dir"))
-        return subprocess.CompletedProcess(**parent), run_dir
     return ahead.result("tiny_run")
 
 
 @job("tiny_run")
 def _tiny_run(root: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    parent = _from_parent("tiny_run")
+    if parent:
+        run_dir = Path(parent.pop("run_dir"))
+        return subprocess.CompletedProcess(**parent), run_dir
     run_dir = root / "run"
     return tx_train(*TINY, f"hydra.run.dir={run_dir}", cwd=root), run_dir
 
@@ -233,7 +233,7 @@ def copy_model(ahead):
     decoders' tests (trained ahead, in a fresh process). Returns (model, test source ids)."""
     from tx_keras.data import build_task
 
-    path = _from_parent("copy_model") or ahead.result("copy_model")
+    path = ahead.result("copy_model")
     model = keras.saving.load_model(path, compile=False, safe_mode=True)
     return model, build_task(COPY_TASK).splits["test"][0]
 
@@ -244,6 +244,8 @@ COPY_TASK = {"name": "copy", "seed": 0, "vocab_size": 8, "length": 6, "min_lengt
 
 @job("copy_model")
 def _copy_model(folder: Path) -> str:
+    if _from_parent("copy_model"):
+        return _from_parent("copy_model")
     path = folder / "copy_model.keras"
     script = f"from tests.conftest import train_copy_model; train_copy_model({str(path)!r})"
     done = subprocess.run(

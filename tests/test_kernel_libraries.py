@@ -45,7 +45,9 @@ def _other_kernel_library(folder: Path) -> tuple[bool, subprocess.CompletedProce
         text=True,
         timeout=900,
     )  # fmt: skip
-    return other, result
+    made = [*(folder / "inner").glob("tiny_run*/*"), *(folder / "inner").glob("copy_model*/*")]
+    trained = sorted(str(path.relative_to(folder)) for path in made)
+    return other, result, trained
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +58,7 @@ def other_kernel_library(ahead):
 def test_fixture_decoding_and_export_tests_pass_with_the_other_kernel_library(other_kernel_library):
     """What they compare (the decoders with each other, the SavedModel's logits and translations with the
     in-process model's) all runs under the other kernel library, whichever library trained the weights."""
-    other, result = other_kernel_library
+    other, result, trained = other_kernel_library
     assert f"oneDNN {ONEDNN_STATES[other]}" in result.stdout, result.stdout[:2000]  # the flip took effect
     assert result.returncode == 0, result.stdout[-4000:]
+    assert trained == [], trained  # the child read the parent's tiny run and copy model, trained none
