@@ -2,22 +2,30 @@
 and summary.json records the budget and the CPU minutes used beside the wall figures."""
 
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
 
+from tests.ahead import ahead_fixture
 from tests.conftest import TINY, tx_train
 from tx_keras.training.callbacks.time_budget import TimeBudget, process_cpu_seconds
 
 
-def test_a_cpu_budget_ends_training_after_its_first_step_and_says_so(tmp_path):
-    """In a fresh process: the CPU clock counts finished child processes too, and in pytest's own process
-    the tx-train children of the setups started ahead (tests/ahead.py) end at any moment."""
+@ahead_fixture
+def cpu_budget_run(folder: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    """A tiny run of 50 epochs under a CPU budget of 6 ms, in a fresh process: the CPU clock counts
+    finished child processes too, and in pytest's own process the tx-train children of the setups started
+    ahead (tests/ahead.py) end at any moment."""
     overrides = [*TINY, "trainer.epochs=50", "trainer.max_train_cpu_minutes=0.0001", "export.enabled=false"]
-    result = tx_train(
-        *overrides, "logging.tensorboard=false", f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path
-    )
+    result = tx_train(*overrides, "logging.tensorboard=false", f"hydra.run.dir={folder / 'run'}", cwd=folder)
+    return result, folder / "run"
+
+
+def test_a_cpu_budget_ends_training_after_its_first_step_and_says_so(cpu_budget_run):
+    result, run_dir = cpu_budget_run
     assert result.returncode == 0, result.stderr[-2000:]
-    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "completed" and summary["epochs"] == 1
     assert summary["stopped_by"] == "CPU-time budget: trainer.max_train_cpu_minutes=0.0001"
     assert summary["optimizer_steps"] == 1  # 6 ms of CPU: the first step alone spends more
