@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,6 +52,7 @@ class Ahead:
         self._go = threading.Event()  # cleared while a test module asks for a quiet machine
         self._go.set()
         self._closing = False
+        self.timings: list[tuple[str, str, float]] = []  # (job, where it ran, wall seconds) as they end
         queued = [(name, folder(name)) for name in names if name in JOBS]  # folders made here, not in threads
         self._threads = [
             threading.Thread(target=self._run_queue, args=(queued,), daemon=True) for _ in range(threads)
@@ -69,11 +71,14 @@ class Ahead:
     def _run(self, name: str, folder: Path) -> None:
         outer = getattr(_running, "queue", None)
         _running.queue = self  # what `needs` asks, inside the job
+        started = time.monotonic()
+        where = "ahead" if threading.current_thread() in self._threads else "in its fixture"
         try:
             self._values[name] = (True, JOBS[name](folder))
         except BaseException as error:  # noqa: BLE001 - handed to the fixture that asks for it
             self._values[name] = (False, error)
         finally:
+            self.timings.append((name, where, time.monotonic() - started))
             _running.queue = outer
             self._done[name].set()
 

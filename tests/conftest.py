@@ -68,6 +68,21 @@ TINY = [
 ]
 
 
+_QUEUES: list[Ahead] = []  # the session's queue, for the summary below
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Which setups ran ahead and for how long: the other half of the suite's time, which --durations
+    shows only as a fixture's wait."""
+    for queue in _QUEUES:
+        rows = sorted(queue.timings, key=lambda row: -row[2])
+        if not rows:
+            continue
+        terminalreporter.write_sep("=", f"{len(rows)} setups started ahead (tests/ahead.py), wall seconds")
+        for name, where, seconds in rows:
+            terminalreporter.write_line(f"{seconds:7.1f}s  {name} ({where})")
+
+
 @pytest.fixture(scope="session")
 def ahead(request, tmp_path_factory):
     """The jobs (tests/ahead.py) of the fixtures this session's tests use, started in the order they are
@@ -76,6 +91,7 @@ def ahead(request, tmp_path_factory):
     for item in [] if os.environ.get(PARENT_FIXTURES) else request.session.items:
         needed += [name for name in getattr(item, "fixturenames", ()) if name in JOBS and name not in needed]
     queue = Ahead(tmp_path_factory.mktemp, needed)
+    _QUEUES.append(queue)
     yield queue
     queue.close()
 
