@@ -122,4 +122,4 @@ def test_a_job_needs_another_and_the_background_runs_below_the_foreground(tmp_pa
     assert queue.result("needing") == "first"
     queue.close()
     assert jobs[0] == ["first"]
-    assert seen["nice"] == os.getpriority(os.PRIO_PROCESS, 0) + module._NICE
+    assert seen["nice"] > os.getpriority(os.PRIO_PROCESS, 0)  # the foreground wins a contended core
