@@ -16,6 +16,7 @@ what is left.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -84,8 +85,8 @@ class Ahead:
 
     def _run_queue(self, queued: list[tuple[str, Path]]) -> None:
         """Each thread walks the whole queue; the first to claim a job runs it."""
-        # On Linux a niceness is a thread's own, and the processes the thread starts inherit it.
-        os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + _NICE)
+        if sys.platform == "linux":  # where a niceness is a thread's own (and its child processes')
+            os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + _NICE)
         for name, folder in queued:
             self._go.wait()
             if self._closing:

@@ -2,6 +2,7 @@
 in the fixture that needs it first; a failure reaches that fixture; a pause holds the queue."""
 
 import os
+import sys
 import threading
 import time
 
@@ -107,6 +108,7 @@ def test_two_threads_run_two_jobs_at_once_and_each_once(tmp_path, jobs):
     assert [queue.result(name) for name in ("gated", "first", "second")] == ["gated", "first", "second"]
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own niceness is Linux's")
 def test_a_job_needs_another_and_the_background_runs_below_the_foreground(tmp_path, jobs):
     """`needs` gives a job another job's value from its own queue; the background thread (and so any
     process it starts) is niced above the foreground."""
