@@ -18,7 +18,7 @@ configure_allocator()
 import keras  # noqa: E402
 import pytest  # noqa: E402
 
-from tests.ahead import JOBS, Ahead, job  # noqa: E402
+from tests.ahead import JOBS, Ahead, ahead_fixture, job  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 
@@ -195,14 +195,9 @@ def share_with_child(folder: Path, tiny_run, copy_model_file: str) -> dict[str, 
     return {PARENT_FIXTURES: str(folder / "parent_fixtures.json")}
 
 
-@pytest.fixture(scope="session")
-def tiny_run(ahead):
+@ahead_fixture
+def tiny_run(root: Path) -> tuple[subprocess.CompletedProcess, Path]:
     """One tiny real run shared by the tests that read a run folder back (never write into it: copy it)."""
-    return ahead.result("tiny_run")
-
-
-@job("tiny_run")
-def _tiny_run(root: Path) -> tuple[subprocess.CompletedProcess, Path]:
     parent = _from_parent("tiny_run")
     if parent:
         run_dir = Path(parent.pop("run_dir"))
@@ -260,8 +255,9 @@ COPY_TASK = {"name": "copy", "seed": 0, "vocab_size": 8, "length": 6, "min_lengt
 
 @job("copy_model")
 def _copy_model(folder: Path) -> str:
-    if _from_parent("copy_model"):
-        return _from_parent("copy_model")
+    parent = _from_parent("copy_model")
+    if parent:
+        return parent
     path = folder / "copy_model.keras"
     script = f"from tests.conftest import train_copy_model; train_copy_model({str(path)!r})"
     done = subprocess.run(

@@ -233,9 +233,8 @@ def test_tx_translate_prints_translations_and_alignments(
 
     run_dir, _ = exported
     model = tf.saved_model.load(str(run_dir / "export/saved_model"))
-    sentences = SENTENCES
     expected = [
-        t.decode() for t in model.signatures["translate"](texts=tf.constant(sentences))["translation"].numpy()
+        t.decode() for t in model.signatures["translate"](texts=tf.constant(SENTENCES))["translation"].numpy()
     ]
     plots, shown = translated_with_alignments
     assert shown.returncode == 0, shown.stderr[-2000:]
@@ -248,7 +247,7 @@ def test_tx_translate_prints_translations_and_alignments(
     assert (plots / "alignment-1.png").stat().st_size > 1000 and (plots / "alignment-2.png").is_file()
     # Sentences on stdin and a path that holds no export, through tx-translate's main in this process
     # (the pools it would set recorded, not set: this process's own are running).
-    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(sentences) + "\n\n"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(SENTENCES) + "\n\n"))
     capsys.readouterr()
     translate.main([str(run_dir / "export")])
     assert capsys.readouterr().out.splitlines() == expected

@@ -11,9 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from tests.ahead import job, needs
+from tests.ahead import ahead_fixture, needs
 from tests.conftest import share_with_child
 from tx_keras.benchmark.machine import ONEDNN_STATES, onednn_enabled
 
@@ -30,10 +28,11 @@ TESTS = [
 ]
 
 
-@job("other_kernel_library")
-def _other_kernel_library(folder: Path) -> tuple[bool, subprocess.CompletedProcess]:
+@ahead_fixture
+def other_kernel_library(folder: Path) -> tuple[bool, subprocess.CompletedProcess, list[str]]:
     """The tests below in a child pytest, started ahead: they read this session's tiny run and copy model
-    (their fixtures) instead of training them once more."""
+    (their fixtures) instead of training them once more. (Whether the other library is oneDNN, the child's
+    result, and what the child trained: nothing, it should be.)"""
     other = onednn_enabled() is False  # "unknown" counts as on: then the run below turns it off
     shared = share_with_child(folder, needs("tiny_run"), needs("copy_model"))
     result = subprocess.run(
@@ -48,11 +47,6 @@ def _other_kernel_library(folder: Path) -> tuple[bool, subprocess.CompletedProce
     made = [*(folder / "inner").glob("tiny_run*/*"), *(folder / "inner").glob("copy_model*/*")]
     trained = sorted(str(path.relative_to(folder)) for path in made)
     return other, result, trained
-
-
-@pytest.fixture(scope="module")
-def other_kernel_library(ahead):
-    return ahead.result("other_kernel_library")
 
 
 def test_fixture_decoding_and_export_tests_pass_with_the_other_kernel_library(other_kernel_library):
