@@ -17,8 +17,6 @@ from types import ModuleType
 
 import pytest
 
-from tests.ahead import job
-
 CHROMIUM = Path("/usr/bin/chromium")
 BIN = Path(sys.executable).parent
 # A fresh profile (Playwright makes one per launch) and no background traffic: on a closed network,
@@ -108,13 +106,6 @@ REVERSE = [
     "logging.head_importance=true",
     "logging.verbose=0",
 ]
-
-
-@job("reverse_run")
-def train_reverse(root: Path) -> Path:
-    """The REVERSE run as `root/reverse` (once per session, started ahead: tests/ahead.py)."""
-    train_side_by_side(root, {"reverse": REVERSE}, timeout=600)
-    return root / "reverse"
 
 
 def train_side_by_side(root: Path, runs: dict[str, list[str]], timeout: float) -> Path:

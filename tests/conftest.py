@@ -3,6 +3,7 @@
 import functools
 import json
 import os
+import resource
 import subprocess
 import sys
 from collections.abc import Callable
@@ -74,6 +75,11 @@ _QUEUES: list[Ahead] = []  # the session's queue, for the summary below
 def pytest_terminal_summary(terminalreporter) -> None:
     """Which setups ran ahead and for how long: the other half of the suite's time, which --durations
     shows only as a fixture's wait."""
+    own, started = (resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    terminalreporter.write_line(
+        f"CPU seconds: {own.ru_utime + own.ru_stime:.0f} in pytest's own process, "
+        f"{started.ru_utime + started.ru_stime:.0f} in the processes it started (ended ones)"
+    )  # the suite is bound by CPU work on 2 cores: where the work is, not only where the waiting is
     for queue in _QUEUES:
         rows = sorted(queue.timings, key=lambda row: -row[2])
         if not rows:
@@ -101,17 +107,22 @@ def _start_ahead(ahead):
     """Starts the background jobs with the session's first test."""
 
 
-@job("browser_sweep")
-def _browser_sweep(folder: Path) -> Path:
+@ahead_fixture
+def browser_sweep(folder: Path) -> Path:
+    """The two real runs of tests/browser_harness.SWEEP, trained once for both browser modules."""
     from tests.browser_harness import train_sweep
 
     return train_sweep(folder)
 
 
-@pytest.fixture(scope="session")
-def browser_sweep(ahead):
-    """The two real runs of tests/browser_harness.SWEEP, trained once for both browser modules."""
-    return ahead.result("browser_sweep")
+@ahead_fixture
+def reverse_run(folder: Path) -> Path:
+    """tests/browser_harness.REVERSE as `folder/reverse`, trained once for the explorer's browser and
+    explanation tests."""
+    from tests.browser_harness import REVERSE, train_side_by_side
+
+    train_side_by_side(folder, {"reverse": REVERSE}, timeout=600)
+    return folder / "reverse"
 
 
 def tx_train(*args, cwd):
@@ -206,15 +217,10 @@ def tiny_run(root: Path) -> tuple[subprocess.CompletedProcess, Path]:
     return tx_train(*TINY, f"hydra.run.dir={run_dir}", cwd=root), run_dir
 
 
-@pytest.fixture(scope="session")
-def data_parallel_run(ahead):
+@ahead_fixture
+def data_parallel_run(root: Path) -> tuple[subprocess.CompletedProcess, Path]:
     """One TensorFlow data-parallel run (2 logical devices) of bucketed real text with the default logging,
     shared by the two tests that need one (tests/test_distribution.py, tests/test_parallel_text.py)."""
-    return ahead.result("data_parallel_run")
-
-
-@job("data_parallel_run")
-def _data_parallel_run(root: Path) -> tuple[subprocess.CompletedProcess, Path]:
     from tests.test_parallel_text import _write_corpus
 
     run_dir = root / "run"

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.ahead import job
+from tests.ahead import ahead_fixture
 from tx_keras.benchmark import decoding_process, decoding_turns, library_peaks, matmul_peak, peers
 from tx_keras.benchmark.flops import PeakExceeded, forward_flops, training_flops, utilisation
 from tx_keras.benchmark.markdown_table import markdown, row_ratios
@@ -194,16 +194,11 @@ def test_prefix_baseline_runs_the_full_length_when_eos_is_unreachable():
     np.testing.assert_array_equal(prefix, cached_greedy_decoder(model, 12)(source).numpy())
 
 
-@pytest.fixture(scope="module")
-def quick_report(ahead) -> dict:
+@ahead_fixture
+def quick_report(_folder) -> dict:
     """One quick run with a float32 and a bfloat16 block (bf16 is slow on a CPU without bf16
     instructions, but the tiny size keeps it seconds); started ahead (tests/ahead.py), beside other tests:
     what is checked of it are relations within the run (rates, shares, MFU at most 1), not speeds."""
-    return ahead.result("quick_report")
-
-
-@job("quick_report")
-def _quick_report(_folder) -> dict:
     result = subprocess.run(
         [
             sys.executable,

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.weightstats import ttost_ind
 
-from tests.ahead import job
+from tests.ahead import ahead_fixture
 from tests.conftest import tx_train
 from tx_keras.cli.claims import main
 
@@ -41,17 +41,12 @@ def _attention_sweep_dir(root):
     return root / "outputs" / "sweeps" / "claim_attention" / "toy"
 
 
-@job("attention_claim_sweep")
-def _attention_claim_sweep(root):
+@ahead_fixture
+def attention_claim_sweep(root):
+    """The sweep of the test below, started ahead (tests/ahead.py): (its result, the folder it ran in)."""
     # Two seeds instead of three keep this test short; the rules need two.
     overrides = [*TOY, "seed=0,1", f"hydra.sweep.dir={_attention_sweep_dir(root)}"]
     return tx_train("sweep=claim_attention", *overrides, cwd=root), root
-
-
-@pytest.fixture
-def attention_claim_sweep(ahead):
-    """The sweep of the test below, started ahead (tests/ahead.py): (its result, the folder it ran in)."""
-    return ahead.result("attention_claim_sweep")
 
 
 def _expected_attention(on, off):

@@ -340,12 +340,6 @@ LONG = 64  # tokens of the long probe: past the 60 the page must stay readable a
 DOCS_IMAGES = REPO / "docs" / "images"
 
 
-@pytest.fixture(scope="session")
-def reverse_run(ahead) -> Path:
-    """tests/browser_harness.REVERSE, trained once per session (shared with test_explorer_explanations)."""
-    return ahead.result("reverse_run")
-
-
 def _write_long_run(folder: Path) -> None:
     """A run that logged one LONG-token probe (2 layers, 4 heads, every kind) at one epoch."""
     from tx_keras.run_folder.attention_format import KINDS, ProbeAttention

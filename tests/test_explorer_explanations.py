@@ -5,14 +5,12 @@ output word t is aligned with source word n-1-t; and the tab's POST routes again
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests import browser_harness  # noqa: F401  (registers the reverse_run job started ahead)
 from tests.float_tolerance import FLOAT32
 from tests.test_explorer_routes import KEYS, PREFIX, QUERIES, _board, _json, _weights, _write_run
 from tx_keras.explorer.confidence import confidence
@@ -97,12 +95,6 @@ def test_rollout_route_rolls_out_the_logged_weights_of_the_asked_epoch(tmp_path)
 
 
 # --- a real run of the reverse task --------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def reverse_run(ahead) -> Path:
-    """tests/browser_harness.REVERSE, trained once per session (shared with the browser tests)."""
-    return ahead.result("reverse_run")
 
 
 @pytest.fixture(scope="module")

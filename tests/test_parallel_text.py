@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.ahead import ahead_fixture, job, needs
+from tests.ahead import ahead_fixture, needs
 from tests.conftest import tx_train
 from tx_keras.data import build_task
 from tx_keras.evaluation import corpus_scores
@@ -112,14 +112,9 @@ def test_characters_and_a_shared_vocabulary(corpus):
     assert [task.detokenize_target(row) for row in target] == [t for _, t in task.texts("validation")]
 
 
-@pytest.fixture(scope="module")
-def text_run(ahead):
+@ahead_fixture
+def text_run(root: Path):
     """A tiny run on the corpus above (its own copy); started ahead (tests/ahead.py)."""
-    return ahead.result("text_run")
-
-
-@job("text_run")
-def _text_run(root: Path):
     run_dir = root / "run"
     result = tx_train(
         "data=parallel_text",

@@ -5,10 +5,9 @@ replays the finished trials from their run folders and trains only the new one."
 import json
 from pathlib import Path
 
-import pytest
 import yaml
 
-from tests.ahead import job
+from tests.ahead import ahead_fixture
 from tests.conftest import tx_train
 from tests.test_parallel_text import _pairs
 from tx_keras.cli import compare
@@ -31,6 +30,7 @@ TOY = [
     "logging.probes=2",
     "export.beam_width=1",  # greedy test figures: no beam search or length-penalty grid to trace
     "export.length_penalty=0.6",
+    "export.enabled=false",  # the search ranks validation figures; no trial's SavedModel is read
 ]
 
 
@@ -38,8 +38,8 @@ def _summaries(sweep_dir):
     return {path.parent.name: json.loads(path.read_text()) for path in sweep_dir.glob("*/summary.json")}
 
 
-@job("preset_search_runs")
-def _preset_search_runs(root: Path) -> dict:
+@ahead_fixture
+def preset_search_runs(root: Path) -> dict:
     """A two-trial search, what it left, then the same command on the same folder with one more trial."""
     corpus = root / "pairs.tsv"
     corpus.write_text("".join(f"{en}\t{fr}\n" for en, fr in _pairs()), encoding="utf-8")
@@ -51,12 +51,6 @@ def _preset_search_runs(root: Path) -> dict:
     best = yaml.safe_load(results.read_text()) if results.exists() else None
     again = tx_train(*args, "hydra.sweeper.n_trials=3", f"hydra.sweep.dir={sweep_dir}", cwd=root)
     return {"first": first, "runs": runs, "best": best, "again": again, "sweep_dir": sweep_dir}
-
-
-@pytest.fixture
-def preset_search_runs(ahead) -> dict:
-    """The two searches above, started ahead (tests/ahead.py) on a core the tests leave idle."""
-    return ahead.result("preset_search_runs")
 
 
 def test_a_two_trial_search_runs_and_a_rerun_replays_it(preset_search_runs, capsys):

@@ -6,15 +6,14 @@ import sys
 from datetime import datetime
 from itertools import pairwise
 
-import pytest
-
-from tests.ahead import job
+from tests.ahead import ahead_fixture
 from tests.conftest import TINY, tx_train
 from tx_keras.training.callbacks.progress import Progress
 
 
-@job("logged_run")
-def _logged_run(root):
+@ahead_fixture
+def logged_run(root):
+    """The run below, started ahead (tests/ahead.py)."""
     args = [arg for arg in TINY if not arg.startswith(("logging.verbose=", "data.num_train="))]
     run_dir = root / "run"
     return tx_train(
@@ -26,12 +25,6 @@ def _logged_run(root):
         f"hydra.run.dir={run_dir}",
         cwd=root,
     ), run_dir
-
-
-@pytest.fixture
-def logged_run(ahead):
-    """The run below, started ahead (tests/ahead.py)."""
-    return ahead.result("logged_run")
 
 
 def test_a_logged_run_prints_progress_lines(logged_run):

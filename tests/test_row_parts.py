@@ -42,8 +42,7 @@ def test_two_cores_decode_in_two_loops(copy_model, monkeypatch):
     """On 2 cores (CI's machine) the compiled decoder holds two while loops, one per half of the rows."""
     monkeypatch.setattr(thread_pools, "usable_cores", lambda: 2)
     monkeypatch.delenv("TF_NUM_INTEROP_THREADS", raising=False)
-    if tf.config.threading.get_inter_op_parallelism_threads() not in (0, 2):
-        pytest.skip("this process set TensorFlow's inter-op threads")
+    monkeypatch.setattr(tf.config.threading, "get_inter_op_parallelism_threads", lambda: 0)  # the default
     model, source = copy_model
     decode = cached_greedy_decoder(model, model.max_target_length)
     graph = decode.get_concrete_function().graph.as_graph_def()
@@ -55,8 +54,7 @@ def test_two_cores_decode_in_two_loops(copy_model, monkeypatch):
     ("environment", "cores", "expected"), [("1", 8, 1), ("4", 1, 2), (None, 1, 1), (None, 16, 2)]
 )
 def test_as_many_loops_as_inter_op_threads_at_most_two(monkeypatch, environment, cores, expected):
-    if tf.config.threading.get_inter_op_parallelism_threads():
-        pytest.skip("this process set TensorFlow's inter-op threads")
+    monkeypatch.setattr(tf.config.threading, "get_inter_op_parallelism_threads", lambda: 0)  # the default
     monkeypatch.setattr(thread_pools, "usable_cores", lambda: cores)
     if environment is None:
         monkeypatch.delenv("TF_NUM_INTEROP_THREADS", raising=False)

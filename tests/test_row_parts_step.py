@@ -53,7 +53,7 @@ def test_parts_give_the_whole_batchs_loss_weights_and_metrics(monkeypatch, parts
         np.testing.assert_allclose(got, want, **FLOAT32)
 
 
-@pytest.mark.slow  # traces a two-part step: ~30 s loaded (the parts' equality stays above)
+@pytest.mark.slow  # traces a two-part step: ~15 s alone (the parts' equality stays above)
 def test_a_part_without_rows_changes_nothing():
     """A one-row batch in two parts: the first part is empty and adds no loss, tokens or gradient."""
     inputs, labels = _batch()
@@ -71,9 +71,8 @@ def test_a_part_without_rows_changes_nothing():
 def test_auto_cuts_only_where_an_op_runs_on_one_thread(monkeypatch, intra, inter, expected):
     """Two parts where TensorFlow's pools give each op one thread and run two ops at once (what tx-train
     sets on 2 cores); TensorFlow's defaults (intra 0 = one per core, here 2) keep the whole batch."""
-    if tf.config.threading.get_intra_op_parallelism_threads():
-        pytest.skip("this process set TensorFlow's intra-op threads")
     monkeypatch.setattr(thread_pools, "usable_cores", lambda: 2)
+    monkeypatch.setattr(tf.config.threading, "get_intra_op_parallelism_threads", lambda: 0)  # the default
     for name, value in (("TF_NUM_INTRAOP_THREADS", intra), ("TF_NUM_INTEROP_THREADS", inter)):
         monkeypatch.setenv(name, str(value)) if value else monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(tf.config.threading, "get_inter_op_parallelism_threads", lambda: 0)

@@ -13,7 +13,7 @@ import tensorflow as tf
 from tensorboard.compat.proto.event_pb2 import Event
 from tensorboard.plugins.hparams import plugin_data_pb2
 
-from tests.ahead import job
+from tests.ahead import ahead_fixture
 from tests.conftest import tx_train
 
 # Tiny, deterministic, with dropout so the random-seed state has to survive a restart too.
@@ -28,6 +28,7 @@ RUN = [
     "logging.verbose=0",
     "logging.probes=1",
     "logging.attention_maps=first_last",
+    "export.enabled=false",  # what these tests compare is the checkpoint, the summary and the event files
 ]
 
 
@@ -55,15 +56,10 @@ def _steps(folder, tag):
     return [step for step, _ in _points(folder, tag)]
 
 
-@pytest.fixture(scope="module")
-def twins(ahead):
+@ahead_fixture
+def twins(root):
     """Two uninterrupted runs of the same config, side by side (they share nothing but the machine);
     started ahead (tests/ahead.py)."""
-    return ahead.result("twins")
-
-
-@job("twins")
-def _twins(root):
     runs = [root / "first", root / "second"]
     processes = [
         subprocess.Popen(
@@ -133,8 +129,9 @@ def test_killed_run_resumes_to_the_same_weights_with_each_epoch_logged_once(stra
     assert json.loads((run_dir / "summary.json").read_text()) == summary
 
 
-@job("diverging_run")
-def _diverging_run(root):
+@ahead_fixture
+def diverging_run(root):
+    """The run of the test below, started ahead (tests/ahead.py): (its result, its folder)."""
     run_dir = root / "run"
     result = tx_train(
         *[arg for arg in RUN if not arg.startswith("trainer.epochs=")],
@@ -145,12 +142,6 @@ def _diverging_run(root):
         cwd=root,
     )
     return result, run_dir
-
-
-@pytest.fixture
-def diverging_run(ahead):
-    """The run of the test below, started ahead (tests/ahead.py): (its result, its folder)."""
-    return ahead.result("diverging_run")
 
 
 def test_divergence_stops_the_run_as_diverged_with_exit_code_0(diverging_run):

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tests.ahead import job
+from tests.ahead import ahead_fixture
 from tests.conftest import TINY, tx_train
 from tx_keras.run_folder.checkpoint import CHECKPOINT_PATH, load_checkpoint
 
@@ -16,15 +16,10 @@ def _arguments(run_dir):
             f"hydra.run.dir={run_dir}"]  # fmt: skip
 
 
-@job("step_budget_run")
-def _step_budget_run(root):
-    return tx_train(*_arguments(root / "run"), cwd=root), root
-
-
-@pytest.fixture
-def step_budget_run(ahead):
+@ahead_fixture
+def step_budget_run(root):
     """The first run of the test below, started ahead (tests/ahead.py): (its result, its folder)."""
-    return ahead.result("step_budget_run")
+    return tx_train(*_arguments(root / "run"), cwd=root), root
 
 
 def _summary(run_dir) -> dict:

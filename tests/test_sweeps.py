@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ahead import ahead_fixture, job, needs
+from tests.ahead import ahead_fixture, needs
 from tests.conftest import tx_train
 
 # The `smoke` sweep's launcher: its two jobs in parallel processes (the basic, sequential launcher runs the
@@ -37,14 +37,9 @@ def _overrides(job_name: str) -> dict[str, str]:
     return dict(item.split("=", 1) for item in job_name.split("_", 1)[1].split(","))
 
 
-@pytest.fixture(scope="module")
-def smoke_sweep(ahead):
+@ahead_fixture
+def smoke_sweep(root):
     """The `smoke` sweep on the joblib launcher; started ahead (tests/ahead.py)."""
-    return ahead.result("smoke_sweep")
-
-
-@job("smoke_sweep")
-def _smoke_sweep(root):
     result = tx_train("sweep=smoke", *JOBLIB, f"hydra.sweep.dir={root / 'sweep'}", cwd=root)
     return result, root / "sweep"
 
@@ -69,15 +64,10 @@ def test_a_sweep_ends_with_its_table_of_jobs_and_the_next_commands(smoke_sweep):
     assert f"tx-train: next: tx-compare {sweep_dir}   |   tx-board {sweep_dir}" in result.stderr
 
 
-@job("sweep_with_failures")
-def _sweep_with_failures(root):
-    return tx_train("sweep=smoke", *WITH_FAILURES, f"hydra.sweep.dir={root / 'sweep'}", cwd=root), root
-
-
-@pytest.fixture
-def sweep_with_failures(ahead):
+@ahead_fixture
+def sweep_with_failures(root):
     """The sweep of the test below, started ahead (tests/ahead.py): (its result, its folder's parent)."""
-    return ahead.result("sweep_with_failures")
+    return tx_train("sweep=smoke", *WITH_FAILURES, f"hydra.sweep.dir={root / 'sweep'}", cwd=root), root
 
 
 def test_failing_jobs_are_recorded_and_the_sweep_goes_on(sweep_with_failures):

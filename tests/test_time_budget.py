@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tests.ahead import job
+from tests.ahead import ahead_fixture
 from tests.conftest import TINY, tx_train
 
 
@@ -14,15 +14,10 @@ def _arguments(run_dir):
     return [*TINY, "trainer.epochs=50", "trainer.max_train_minutes=0.0001", f"hydra.run.dir={run_dir}"]
 
 
-@job("budget_run")
-def _budget_run(root):
-    return tx_train(*_arguments(root / "run"), "export.enabled=false", cwd=root), root
-
-
-@pytest.fixture
-def budget_run(ahead):
+@ahead_fixture
+def budget_run(root):
     """The first run of the test below, started ahead (tests/ahead.py): (its result, its folder)."""
-    return ahead.result("budget_run")
+    return tx_train(*_arguments(root / "run"), "export.enabled=false", cwd=root), root
 
 
 def test_a_time_budget_ends_training_and_the_run_counts_as_done(budget_run):

@@ -1,13 +1,15 @@
-"""The vocabulary cache (data/vocabulary_cache.py): two WordPiece vocabularies are learned at once (one in a
-worker process) and equal those learned in turn; a second call learns nothing; a cached vocabulary that the
-tokenizer cannot build from, or whose content is not the one written under its key, is learned again with
-one warning, and one that cannot be used right after learning is a one-line CorpusError."""
+"""The vocabulary cache (data/vocabulary_cache.py): two large WordPiece vocabularies are learned at once (one
+in a worker process) and equal those learned in turn, small ones are learned here; a second call learns
+nothing; a cached vocabulary that the tokenizer cannot build from, or whose content is not the one written
+under its key, is learned again with one warning, and one that cannot be used right after learning is a
+one-line CorpusError."""
 
 import logging
 
 import pytest
 import tensorflow as tf
 
+from tx_keras.data import vocabulary_cache
 from tx_keras.data.corpus_error import CorpusError
 from tx_keras.data.text_format import TextFormat
 from tx_keras.data.vocabulary_cache import cached_tokenizers
@@ -18,11 +20,27 @@ _TARGETS = [f"le {w}chat assis numero {i} aujourd'hui" for i, w in enumerate([""
 _LOGGER = "tx_keras.data.vocabulary_cache"
 
 
-def test_two_vocabularies_learned_at_once_equal_those_learned_in_turn(tmp_path, caplog):
+def _workers(monkeypatch) -> list:
+    """Records the jobs handed to worker processes (they still run there)."""
+    handed = []
+    original = vocabulary_cache.map_in_processes
+
+    def recording(function, arguments, workers):
+        handed.extend(arguments)
+        return original(function, arguments, workers)
+
+    monkeypatch.setattr(vocabulary_cache, "map_in_processes", recording)
+    return handed
+
+
+def test_two_vocabularies_learned_at_once_equal_those_learned_in_turn(tmp_path, caplog, monkeypatch):
     source, target = TextFormat("wordpiece", True), TextFormat("wordpiece", False)
     wanted = [(_SOURCES, source), (_TARGETS, target)]
+    monkeypatch.setattr(vocabulary_cache, "WORKER_WORDS", 1)  # these few words learned as a large corpus
+    handed = _workers(monkeypatch)
     with caplog.at_level(logging.INFO, logger=_LOGGER):
         learned = [vocabulary for vocabulary, _ in cached_tokenizers(wanted, 60, tmp_path / "cache")]
+    assert [job[0] for job in handed] == [_SOURCES]  # the first in a worker, the second here
     expected = [learn_vocabulary(texts, form, 60) for texts, form in wanted]
     assert [v.tokens for v in learned] == [v.tokens for v in expected]
     assert learned[0].tokens != learned[1].tokens and "chat" in learned[1].tokens
@@ -33,6 +51,14 @@ def test_two_vocabularies_learned_at_once_equal_those_learned_in_turn(tmp_path, 
     with caplog.at_level(logging.INFO, logger=_LOGGER):
         again = [vocabulary for vocabulary, _ in cached_tokenizers(wanted, 60, tmp_path / "cache")]
     assert [v.tokens for v in again] == [v.tokens for v in expected] and "learning" not in caplog.text
+
+
+def test_small_vocabularies_are_learned_here_without_a_worker(tmp_path, monkeypatch):
+    """A worker's start (~5 s) would cost more than learning these few words (milliseconds)."""
+    handed = _workers(monkeypatch)
+    wanted = [(_SOURCES, TextFormat("wordpiece", True)), (_TARGETS, TextFormat("wordpiece", False))]
+    learned = [vocabulary for vocabulary, _ in cached_tokenizers(wanted, 60, tmp_path)]
+    assert handed == [] and [v.tokens for v in learned] == [learn_vocabulary(*w, 60).tokens for w in wanted]
 
 
 def _cached_file(tmp_path):

@@ -27,14 +27,19 @@ log = logging.getLogger(__name__)
 
 # Part of the cache key: change it when learning, or the text it learns from (text_rule.py), changes.
 _LEARNER = "wordpiece-learner-v3"
+# A worker process takes ~5 s to start (it imports TensorFlow), as long as the learner takes on ~5,000
+# distinct words (Zen 4, Tatoeba French: 1,523 words 1.2 s, 5,554 words 6.1 s, 38,863 words 33 s); below
+# that the vocabularies are learned here, one after the other.
+WORKER_WORDS = 5000
 
 Wanted = tuple[list[str], TextFormat]  # the texts (kept and cleaned by the text rule) and their format
 
 
 def cached_tokenizers(wanted: list[Wanted], size: int, cache: Path) -> list[tuple[Vocabulary, TextTokenizer]]:
     """A vocabulary of `size` tokens and its tokenizer for each (texts, format): found in `cache`, else
-    learned and cached. Two WordPiece vocabularies to learn are learned at once, one in a worker process
-    (the learner is one Python thread, so one core a language; a worker costs a few seconds to start)."""
+    learned and cached. Two large WordPiece vocabularies to learn are learned at once, one in a worker
+    process (the learner is one Python thread, so one core a language; a worker costs a few seconds to
+    start, WORKER_WORDS)."""
     paths = [cache / f"{form.kind}-{size}-{_key(texts, form, size)}.txt" for texts, form in wanted]
     found = {path: _found(path, form) for path, (_, form) in zip(paths, wanted, strict=True)}
     jobs = [(texts, form, size, path) for (texts, form), path in zip(wanted, paths, strict=True)]
@@ -45,7 +50,11 @@ def cached_tokenizers(wanted: list[Wanted], size: int, cache: Path) -> list[tupl
 
 
 def _learn(missing: list[tuple[list[str], TextFormat, int, Path]], size: int, cache: Path) -> None:
-    in_workers = missing[:-1] if all(form.kind == "wordpiece" for _, form, _, _ in missing) else []
+    large = all(
+        form.kind == "wordpiece" and len({word for text in texts for word in text.split()}) >= WORKER_WORDS
+        for texts, form, _, _ in missing
+    )
+    in_workers = missing[:-1] if large else []
     started = time.perf_counter()
     for texts, form, _, _ in missing:
         log.info("vocabulary: learning %d %s tokens from %d texts ...", size, form.kind, len(texts))
