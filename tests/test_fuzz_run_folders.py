@@ -152,6 +152,19 @@ def test_a_damaged_run_is_listed_or_refused_in_one_line_and_the_others_kept(
     _check(completed_run, tmp_path, capsys, damage)
 
 
+def test_found_by_fuzzing_a_summary_whose_config_lacks_the_groups_is_listed(
+    completed_run, tmp_path, capsys, recorded_pools
+):
+    """As Hypothesis found it (fresh-clone CI run, 2026-12-06): a summary.json whose `config` is
+    `{"": null}` was a ConfigKeyError traceback from tx-compare's grouped HParams (`Missing key seed`)."""
+    damage = (
+        "summary.json",
+        "its JSON updated with {'config': {'': None}}",
+        lambda data: _with_keys(data, {"config": {"": None}}),
+    )
+    _check(completed_run, tmp_path, capsys, damage)
+
+
 @pytest.mark.slow
 @SLOW
 @given(damage=damages())

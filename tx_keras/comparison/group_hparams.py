@@ -24,20 +24,30 @@ from tensorboard.plugins.hparams import api as hp
 
 from tx_keras.comparison.groups import Group, metric_summary
 from tx_keras.run_folder.summary import summary_or_none
-from tx_keras.training.run.hparams import flatten_hparams
+from tx_keras.training.run.hparams import HPARAM_GROUPS, flatten_hparams
 
 FOLDER = "by_setting"
 _MARKER = ".written_by_tx_compare"  # only a folder with it is ever replaced
 
 
 def _hparams(group: Group) -> dict[str, object]:
+    """The columns of the first run whose summary holds a whole run config, else the group's setting."""
     for run in group.runs:
         config = (summary_or_none(run.path) or {}).get("config")
-        if config:
+        if _whole(config):
             flat = flatten_hparams(OmegaConf.create(config))
             flat.pop("seed", None)
             return flat
     return dict(group.setting)
+
+
+def _whole(config: object) -> bool:
+    """A config as tx-train records it: a seed and each HParams group; a damaged summary may hold any JSON."""
+    return (
+        isinstance(config, dict)
+        and "seed" in config
+        and all(isinstance(config.get(group), dict) for group in HPARAM_GROUPS)
+    )
 
 
 def _name(rank: int, group: Group) -> str:

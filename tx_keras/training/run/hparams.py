@@ -12,13 +12,13 @@ from tensorboard.plugins.hparams import api as hp
 from tx_keras.run_folder.flatten import flatten
 
 # The config groups whose keys become hyper-parameter columns.
-_GROUPS = ("model", "data", "trainer")
+HPARAM_GROUPS = ("model", "data", "trainer")
 
 
 def flatten_hparams(config: Mapping[str, Any]) -> dict[str, Any]:
     """`model.num_heads`-style keys with scalar values (None becomes "null": HParams has no null), from a
     run's whole config as summary.json records it."""
-    flat = {"seed": config["seed"], **flatten({group: config[group] for group in _GROUPS})}
+    flat = {"seed": config["seed"], **flatten({group: config[group] for group in HPARAM_GROUPS})}
     return {key: "null" if value is None else value for key, value in flat.items()}
 
 
