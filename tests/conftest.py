@@ -1,6 +1,7 @@
 """Shared test setup: quiet TensorFlow logs and seed every test."""
 
 import functools
+import gc
 import json
 import os
 import resource
@@ -67,6 +68,31 @@ TINY = [
     "data.num_test=32",
     "logging.verbose=0",
 ]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules that read a setup started ahead run after those that read none, each group in its own
+    order. Why: the jobs start with the first test, so by the time a test needs one it has mostly run
+    beside the others instead of being waited for (the data-parallel run alone held the foreground 49 s
+    when its module came fourth)."""
+    waiting = {item.module for item in items if JOBS.keys() & set(getattr(item, "fixturenames", ()))}
+    items.sort(key=lambda item: getattr(item, "module", None) in waiting)
+
+
+_frozen_module: list = [None]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """At each module's first test, what the modules before it left alive (TensorFlow, Keras, session
+    fixtures: ~1M objects) moves out of the cyclic collector's sight, after one collection of what they
+    left dead. Why: every full collection walks every tracked object, and statsmodels' Holm correction
+    (tx-compare's groups) runs one per call, ~0.7 s each late in the suite
+    (docs/decisions/test-suite-time.md)."""
+    if item.module is not _frozen_module[0]:
+        _frozen_module[0] = item.module
+        gc.collect()
+        gc.freeze()
 
 
 _QUEUES: list[Ahead] = []  # the session's queue, for the summary below

@@ -2,14 +2,17 @@
 
 TensorFlow turns its oneDNN kernels on by default on AVX-512 (VNNI/BF16) CPUs and off on AVX2-only ones, and
 the two libraries sum in different orders. Running these tests a second time with `TF_ENABLE_ONEDNN_OPTS`
-flipped makes a CI run on either machine kind see two summation orders, so a tolerance that holds on one
-kernel library only (tests/float_tolerance.py) fails here and not on a user's machine.
+flipped makes a run on either machine kind see two summation orders, so a tolerance that holds on one
+kernel library only (tests/float_tolerance.py) fails here and not on a user's machine. In `pytest -m slow`:
+the default run already meets both libraries across CI's two machine kinds, one per run.
 """
 
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.ahead import ahead_fixture, needs
 from tests.conftest import share_with_child
@@ -49,6 +52,7 @@ def other_kernel_library(folder: Path) -> tuple[bool, subprocess.CompletedProces
     return other, result, trained
 
 
+@pytest.mark.slow  # a second pytest over these tests: ~70 CPU-s, the last setup the default run waited for
 def test_fixture_decoding_and_export_tests_pass_with_the_other_kernel_library(other_kernel_library):
     """What they compare (the decoders with each other, the SavedModel's logits and translations with the
     in-process model's) all runs under the other kernel library, whichever library trained the weights."""
