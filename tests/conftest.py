@@ -85,7 +85,7 @@ _frozen_module: list = [None]
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """At each module's first test, what the modules before it left alive (TensorFlow, Keras, session
-    fixtures: ~1M objects) moves out of the cyclic collector's sight, after one collection of what they
+    fixtures: ~1.3M objects) moves out of the cyclic collector's sight, after one collection of what they
     left dead. Why: every full collection walks every tracked object, and statsmodels' Holm correction
     (tx-compare's groups) runs one per call, ~0.7 s each late in the suite
     (docs/decisions/test-suite-time.md)."""
