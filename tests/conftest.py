@@ -79,20 +79,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: getattr(item, "module", None) in waiting)
 
 
-_frozen_module: list = [None]
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
+@pytest.fixture(scope="module", autouse=True)
+def _frozen_before_each_module():
     """At each module's first test, what the modules before it left alive (TensorFlow, Keras, session
     fixtures: ~1.3M objects) moves out of the cyclic collector's sight, after one collection of what they
-    left dead. Why: every full collection walks every tracked object, and statsmodels' Holm correction
-    (tx-compare's groups) runs one per call, ~0.7 s each late in the suite
-    (docs/decisions/test-suite-time.md)."""
-    if item.module is not _frozen_module[0]:
-        _frozen_module[0] = item.module
-        gc.collect()
-        gc.freeze()
+    left dead (their module fixtures are torn down by then). Why: every full collection walks every
+    tracked object, and statsmodels' Holm correction (tx-compare's groups) runs one per call, ~0.7 s each
+    late in the suite (docs/decisions/test-suite-time.md)."""
+    gc.collect()
+    gc.freeze()
 
 
 _QUEUES: list[Ahead] = []  # the session's queue, for the summary below
