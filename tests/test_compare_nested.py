@@ -78,3 +78,27 @@ def test_a_damaged_run_folder_is_one_line_not_a_traceback(damaged_outputs_compar
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert result.stderr.strip().splitlines()[-1].startswith("tx-compare: error: ")
     assert "overrides.yaml is not a list of overrides" in result.stderr
+
+
+def test_a_search_s_float_knobs_read_at_4_digits_and_its_csv_keeps_them_whole(tmp_path, capsys):
+    """Optuna writes a float with every digit: the table, the group table and the pictures' labels show 4
+    significant ones, the CSV what the sweeper wrote; a knob every run shares is no picture panel."""
+    from tx_keras.comparison.plots import _run_label, _varying
+
+    sweep = tmp_path / "search"
+    settings = [("0.11061755119828923", "3918"), ("0.038677889296", "565"), ("1.5858317233321109", "570")]
+    for job, (dropout, warmup) in enumerate(settings):
+        overrides = [f"model.dropout={dropout}", f"trainer.warmup_steps={warmup}", "data.path=/x/eng-fra.tsv"]
+        _run(sweep / str(job), 0.5 - job / 10, overrides)
+    result = main_here(compare.main, capsys, str(sweep), "--metric", "validation_loss")
+    assert result.returncode == 0, result.stderr[-2000:]
+    table = result.stdout.split("\n\n")[0]
+    assert "0.1106" in table and "0.03868" in table and "1.586" in table
+    assert "0.11061755119828923" not in result.stdout
+    csv_text = (sweep / "comparison.csv").read_text()
+    assert "0.11061755119828923" in csv_text and "1.5858317233321109" in csv_text
+    runs = collect_runs(sweep)
+    assert _varying(runs) == ["model.dropout", "trainer.warmup_steps"]  # data.path is shared
+    assert _run_label(runs[0], _varying(runs)) == "0: model.dropout=0.1106, trainer.warmup_steps=3918"
+    for name in ("validation_loss_by_knob.png", "validation_loss_by_group.png", "validation_curves.png"):
+        assert (sweep / name).stat().st_size > 1000

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     markdown = as_markdown(header, rows) + f"\n{caption}\n\n" + as_markdown(group_header, group_table)
     write_text(out / "comparison.md", markdown)
-    write_text(out / "comparison.csv", as_csv(header, rows))
+    write_text(out / "comparison.csv", as_csv(*table_rows(runs, args.metric, exact=True)))
     write_text(out / "groups.csv", as_csv(group_header, group_table))
     write_text(out / "groups.json", groups_json(groups, args.metric, [args.metric, *others]))
     plot_curves(runs, out / "validation_curves.png")

@@ -12,6 +12,7 @@ from tx_keras.comparison.groups import (
     shared_knobs,
     varying_knobs,
 )
+from tx_keras.comparison.knob_value import shown_value
 from tx_keras.comparison.welch import LEVEL
 
 
@@ -49,7 +50,7 @@ def group_rows(groups: list[Group], metric: str, others: list[str]) -> tuple[lis
         rows.append(
             [
                 str(rank + 1),
-                *(setting.get(knob, "") for knob in knobs),
+                *(shown_value(setting.get(knob, "")) for knob in knobs),
                 group.count,
                 str(group.diverged),
                 group.summary.text(),

@@ -6,6 +6,7 @@ import csv
 import io
 import math
 
+from tx_keras.comparison.knob_value import shown_value
 from tx_keras.comparison.sweep_runs import RunRecord
 
 # The metric columns shown, in order, when the runs have them.
@@ -34,7 +35,7 @@ def sort_runs(runs: list[RunRecord], metric: str) -> list[RunRecord]:
     return sorted(runs, key=key)
 
 
-def _short_name(name: str) -> str:
+def short_name(name: str) -> str:
     """A job folder `3_model.num_heads=8` is job `3` (its overrides have their own columns); a nested
     run keeps its path: `sweeps/heads/<date>_<time>/3`, `<date>/<time>`."""
     parent, _, last = name.rpartition("/")
@@ -50,8 +51,10 @@ def _cell(value: object) -> str:
     return str(value)
 
 
-def table_rows(runs: list[RunRecord], metric: str) -> tuple[list[str], list[list[str]]]:
-    """Header and rows: the swept knobs, status, metrics (the sort metric first), size and wall time."""
+def table_rows(runs: list[RunRecord], metric: str, exact: bool = False) -> tuple[list[str], list[list[str]]]:
+    """Header and rows: the swept knobs, status, metrics (the sort metric first), size and wall time.
+    Float knobs are shown to 4 significant digits unless `exact` (the CSV keeps what the sweeper wrote)."""
+    knob_text = str if exact else shown_value
     knobs = sorted({key for run in runs for key in run.overrides})
     present = {name for run in runs for name in run.metrics}
     metrics = [metric] + [name for name in METRIC_COLUMNS if name in present and name != metric]
@@ -60,8 +63,8 @@ def table_rows(runs: list[RunRecord], metric: str) -> tuple[list[str], list[list
     for run in sort_runs(runs, metric):
         rows.append(
             [
-                _short_name(run.name),
-                *(run.overrides.get(knob, "") for knob in knobs),
+                short_name(run.name),
+                *(knob_text(run.overrides.get(knob, "")) for knob in knobs),
                 run.status,
                 *(_cell(run.metrics.get(name, math.nan)) for name in metrics),
                 _cell(run.parameters),
