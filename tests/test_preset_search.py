@@ -61,12 +61,14 @@ def test_a_two_trial_search_runs_and_a_rerun_replays_it(preset_search_runs, caps
     )
     assert first.returncode == 0, first.stderr[-3000:]
     assert sorted(runs) == ["0", "1"] and {s["status"] for s in runs.values()} == {"completed"}
-    for summary in runs.values():
+    for job, summary in runs.items():
+        assert not (sweep_dir / job / "translations").exists()  # no test translations either
         trainer = summary["config"]["trainer"]
         assert trainer["max_train_cpu_minutes"] == 0.05 and trainer["max_train_minutes"] is None
         assert 0.0 <= summary["config"]["model"]["dropout"] <= 0.3
         assert 500 <= trainer["warmup_steps"] <= 4000
         assert "validation_bleu" in summary["metrics"]
+        assert not [name for name in summary["metrics"] if name.startswith("test_")]  # validation chooses
         assert summary["stopped_by"].startswith("CPU-time budget")  # one epoch takes longer than 3 CPU-s
         assert summary["cpu_budget"]["cpu_minutes_used"] >= 0.05
     proposed = [runs[job]["config"]["trainer"]["warmup_steps"] for job in ("0", "1")]

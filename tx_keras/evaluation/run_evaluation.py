@@ -88,7 +88,7 @@ def evaluate_run(
     """Teacher-forced loss/accuracy (on `batches(split)`, the batches fit's validation reads: padded for
     the replicas under data parallelism) and greedy exact-match on validation and test; for real text also
     corpus BLEU and chrF, greedy and (beam width > 1) beam, with the test translations in
-    run_dir/translations/test_<decoder>.tsv.
+    run_dir/translations/test_<decoder>.tsv. With `export.evaluate_test` false, validation only.
 
     Beam search runs only where a figure needs it: with `export.length_penalty=auto` the validation split
     once per alpha of `export.length_penalty_grid` (the best validation chrF wins), then the test split
@@ -97,7 +97,8 @@ def evaluate_run(
     started = time.perf_counter()
     metrics: dict[str, float] = {}
     max_length = task.target_length - 1
-    for split in ("validation", "test"):
+    splits = ("validation", "test") if export.evaluate_test else ("validation",)
+    for split in splits:
         metrics.update(_teacher_forced(model, split, batches))
         source, target = task.splits[split]
         predicted = decode_sorted(greedy, source, GREEDY_BATCH)
@@ -131,7 +132,8 @@ def evaluate_run(
         metrics.update(validation[alpha])
     else:
         alpha = float(penalty)
-    scores, hypotheses = beam("test", alpha)
-    metrics.update(scores)
-    _write(run_dir, task, "beam", hypotheses)
+    if export.evaluate_test:
+        scores, hypotheses = beam("test", alpha)
+        metrics.update(scores)
+        _write(run_dir, task, "beam", hypotheses)
     return RunEvaluation(metrics, alpha, choice, (time.perf_counter() - started) / 60)

@@ -40,6 +40,9 @@ class ExportConfig:
     length_penalty: float | int | str = ruled(0.6, _length_penalty)
     length_penalty_grid: list[float] = ruled(rule=_penalty_grid, factory=lambda: [0.6, 1.0, 1.4])  # auto's
     attention: str = ruled("mean", one_of(*ATTENTION_MODES))  # translate_with_attention's: mean | heads
+    # decode the test split at the end (test_* figures, translations/); false where validation chooses
+    # (a search's trials): no figure a trial records is a test figure
+    evaluate_test: bool = True
 
     def __post_init__(self) -> None:
         check_rules(self, "export")

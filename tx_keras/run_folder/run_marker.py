@@ -37,6 +37,7 @@ RESUMABLE_CHANGES = (
     "trainer.num_processes",
     "trainer.process_id",
     "trainer.coordinator",
+    "export",  # what the end of the run decodes and writes, not what it learns
 )
 # Config keys added since RUN_FORMAT 1, with the value that gives the behaviour from before they existed: a
 # folder started without one continues under a command that keeps that value (any other value is a change).

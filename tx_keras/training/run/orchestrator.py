@@ -158,7 +158,8 @@ def _train_and_evaluate(config: RunConfig, run_dir: Path, checkpoint: Checkpoint
         """A split's teacher-forced batches as fit's validation reads them (padded for the replicas)."""
         return run_dataset(*task.splits[split], config.trainer, shuffle=False)
 
-    with stage("evaluation: decoding the validation and test splits"):
+    splits = "validation and test splits" if config.export.evaluate_test else "validation split"
+    with stage(f"evaluation: decoding the {splits}"):
         evaluation = evaluate_run(model, task, decode, batches, config.export, run_dir)
     metrics.update(evaluation.metrics)
     fields.update(evaluation.fields())  # evaluation_minutes; with length_penalty=auto the validation choice
