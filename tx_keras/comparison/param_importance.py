@@ -34,6 +34,7 @@ from optuna.distributions import (
 from optuna.exceptions import ExperimentalWarning
 from optuna.importance import MeanDecreaseImpurityImportanceEvaluator, get_param_importances
 
+from tx_keras.comparison.knob_value import shown_value
 from tx_keras.comparison.sweep_runs import RunRecord, collect_runs
 from tx_keras.comparison.table import as_text, lower_is_better
 from tx_keras.run_folder.summary import summary_or_none
@@ -221,8 +222,9 @@ def param_importances(sweep_dir: Path) -> Importances:
 
 def importance_text(result: Importances) -> str:
     """The importances as a table, highest first, with the best trial's value of each param beside it."""
-    rows = [[name, f"{value:.4f}", result.best_params[name]] for name, value in result.importances.items()]
-    rows += [[name, "-", value] for name, value in result.constant.items()]
+    best = result.best_params
+    rows = [[name, f"{value:.4f}", shown_value(best[name])] for name, value in result.importances.items()]
+    rows += [[name, "-", shown_value(value)] for name, value in result.constant.items()]
     table = as_text(["param", "importance", "best trial"], rows)
     skipped = sum(result.skipped.values())
     reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(result.skipped.items()))
