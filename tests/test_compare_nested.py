@@ -102,3 +102,22 @@ def test_a_search_s_float_knobs_read_at_4_digits_and_its_csv_keeps_them_whole(tm
     assert _run_label(runs[0], _varying(runs)) == "0: model.dropout=0.1106, trainer.warmup_steps=3918"
     for name in ("validation_loss_by_knob.png", "validation_loss_by_group.png", "validation_curves.png"):
         assert (sweep / name).stat().st_size > 1000
+
+
+def test_validation_only_hides_every_test_figure_and_refuses_to_sort_by_one(tmp_path, capsys):
+    for job, loss in enumerate((0.4, 0.3)):
+        _run(tmp_path / str(job), loss, [f"trainer.lr_scale={job + 1}"])
+        summary_path = tmp_path / str(job) / "summary.json"
+        summary = json.loads(summary_path.read_text())
+        summary["metrics"]["test_bleu"] = 30.0 + job
+        summary_path.write_text(json.dumps(summary))
+    shown = main_here(compare.main, capsys, str(tmp_path), "--metric", "validation_loss")
+    assert "test_bleu" in shown.stdout and "test_bleu" in (tmp_path / "comparison.csv").read_text()
+    args = (str(tmp_path), "--validation-only", "--metric")
+    hidden = main_here(compare.main, capsys, *args, "validation_loss")
+    assert hidden.returncode == 0, hidden.stderr[-2000:]
+    assert "validation_loss" in hidden.stdout and "test_bleu" not in hidden.stdout
+    for name in ("comparison.csv", "comparison.md", "groups.csv", "groups.json"):
+        assert "test_bleu" not in (tmp_path / name).read_text(), name
+    refused = main_here(compare.main, capsys, *args, "test_bleu")
+    assert refused.returncode == 2 and "--validation-only hides test_bleu" in refused.stderr

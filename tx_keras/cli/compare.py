@@ -6,12 +6,20 @@ parameter importances instead, rebuilt from its run folders (its study lived in 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from tx_keras.cli.command_parser import CommandParser, command_parser
 
 # The event-file reader imports TensorFlow: its start-up lines (CUDA probing on a CPU) stay off stderr.
 from tx_keras.runtime.quiet_startup import start_tensorflow
+
+TEST_PREFIX = "test_"  # the figures --validation-only leaves out
+
+
+def without_test(metrics: dict[str, float]) -> dict[str, float]:
+    """A run's figures less the test split's, so a choice made on what is shown is a validation choice."""
+    return {name: value for name, value in metrics.items() if not name.startswith(TEST_PREFIX)}
 
 
 def _parser() -> CommandParser:
@@ -37,6 +45,11 @@ def _parser() -> CommandParser:
         type=Path,
         default=None,
         help="where to write comparison.md/.csv, groups.csv/.json and the PNGs (default: the sweep folder)",
+    )
+    parser.add_argument(
+        "--validation-only",
+        action="store_true",
+        help="show and write no test_* figure: choose on validation with it, then read test once without",
     )
     parser.add_argument(
         "--importance",
@@ -84,6 +97,10 @@ def main(argv: list[str] | None = None) -> None:
         parser.fail(str(error))
     if not runs:
         parser.fail(f"{args.sweep_dir} holds no tx-train runs")
+    if args.validation_only:
+        if args.metric.startswith(TEST_PREFIX):
+            parser.fail(f"--validation-only hides {args.metric}; choose by a validation metric")
+        runs = [replace(run, metrics=without_test(run.metrics)) for run in runs]
     header, rows = table_rows(runs, args.metric)
     groups = compare_groups(runs, args.metric, pool_sweeps=args.pool_sweeps)
     present = {name for run in runs for name in run.metrics}
