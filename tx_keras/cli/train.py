@@ -11,8 +11,11 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from tx_keras.launch.job_folder import register_job_folder
 from tx_keras.runtime.allocator import configure_allocator
 from tx_keras.runtime.quiet_startup import quiet_absl
+
+register_job_folder()  # here too: a joblib or Ray worker imports this module, not always the config tree
 
 
 def _thread_budget(hydra_cfg: DictConfig) -> int | None:
