@@ -121,3 +121,39 @@ def test_validation_only_hides_every_test_figure_and_refuses_to_sort_by_one(tmp_
         assert "test_bleu" not in (tmp_path / name).read_text(), name
     refused = main_here(compare.main, capsys, *args, "test_bleu")
     assert refused.returncode == 2 and "--validation-only hides test_bleu" in refused.stderr
+
+
+def _seeded(folder: Path, values: dict[str, float], overrides=()):
+    """One run per seed in `folder`, each with these summary metrics plus a seed-specific shift."""
+    for seed, shift in enumerate((-0.5, 0.0, 0.5)):
+        run = folder / f"{seed}_seed={seed}"
+        _run(run, 0.0, [*overrides, f"seed={seed}"])
+        summary = json.loads((run / "summary.json").read_text())
+        summary["metrics"] = {name: value + shift for name, value in values.items()}
+        (run / "summary.json").write_text(json.dumps(summary))
+
+
+def test_a_baseline_is_tested_one_sided_against_each_candidate_with_holm(tmp_path, capsys):
+    from scipy import stats
+
+    _seeded(tmp_path / "current", {"validation_bleu": 43.5, "validation_loss": 2.5})
+    _seeded(tmp_path / "trial_3", {"validation_bleu": 45.5, "validation_loss": 2.4}, ["model.dff=2048"])
+    _seeded(tmp_path / "trial_5", {"validation_bleu": 43.6, "validation_loss": 2.6}, ["model.dff=512"])
+
+    def tx_compare(metric, baseline):
+        return main_here(compare.main, capsys, str(tmp_path), "--metric", metric, "--baseline", baseline)
+
+    result = tx_compare("validation_bleu", "current")
+    assert result.returncode == 0, result.stderr[-2000:]
+    part = result.stdout.split("against the baseline current by validation_bleu (higher is better)")[1]
+    lines = {line.split()[0]: line for line in part.splitlines()[3:] if line.strip()}
+    assert "better than the baseline" in lines["trial_3"] and "not shown better" in lines["trial_5"]
+    base, best = [43.0, 43.5, 44.0], [45.0, 45.5, 46.0]
+    p = stats.ttest_ind(best, base, equal_var=False, alternative="greater").pvalue
+    assert f"{p:.2g}" in lines["trial_3"] and "+2.0000" in lines["trial_3"]
+    # a loss is better lower: trial_3's 0.1 lower loss is its gain
+    loss = tx_compare("validation_loss", "current")
+    assert "(lower is better)" in loss.stdout and "+0.1000" in loss.stdout
+    missing = tx_compare("validation_bleu", "nope")
+    assert missing.returncode == 2 and "--baseline nope: no group in that folder" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1

@@ -52,6 +52,13 @@ def _parser() -> CommandParser:
         help="show and write no test_* figure: choose on validation with it, then read test once without",
     )
     parser.add_argument(
+        "--baseline",
+        metavar="FOLDER",
+        default=None,
+        help="also test every group against the group of the runs in SWEEP_DIR/FOLDER: one-sided Welch "
+        "in the better direction, Holm over the candidates (does a candidate beat what we have?)",
+    )
+    parser.add_argument(
         "--importance",
         action="store_true",
         help="print Optuna's parameter importances of an Optuna sweep's trials (by its trainer.objective) "
@@ -83,6 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     start_tensorflow()
     from tx_keras.comparison import collect_runs
+    from tx_keras.comparison.baseline import against_baseline, baseline_text
     from tx_keras.comparison.group_hparams import write_group_sessions
     from tx_keras.comparison.group_table import group_caption, group_rows, groups_json
     from tx_keras.comparison.groups import compare_groups, varying_knobs
@@ -103,6 +111,12 @@ def main(argv: list[str] | None = None) -> None:
         runs = [replace(run, metrics=without_test(run.metrics)) for run in runs]
     header, rows = table_rows(runs, args.metric)
     groups = compare_groups(runs, args.metric, pool_sweeps=args.pool_sweeps)
+    versus = None
+    if args.baseline is not None:  # checked before anything is written
+        try:
+            versus = against_baseline(groups, args.baseline, args.metric)
+        except UserError as error:
+            parser.fail(str(error))
     present = {name for run in runs for name in run.metrics}
     others = [name for name in METRIC_COLUMNS if name in present and name != args.metric]
     group_header, group_table = group_rows(groups, args.metric, others)
@@ -129,6 +143,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     if sessions:
         print(f"tx-compare: one HParams row per group in {sessions} (tx-board {out})")
+    if versus is not None:
+        print("\n" + baseline_text(versus, args.baseline, args.metric), end="")
 
 
 if __name__ == "__main__":
