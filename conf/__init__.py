@@ -6,7 +6,7 @@ tx_keras/training/trainer_config.py), `schema/logging` (LoggingConfig, tx_keras/
 `schema/export` (ExportConfig, tx_keras/export/export_config.py) and `schema/data/<task>`
 (tx_keras/data/task_config.py). Each gives its knobs' types and defaults, so a preset states only what it
 changes and an unknown key or a wrong type fails at composition. It also registers the resolver that names
-sweep job folders (tx_keras/launch/job_folder.py).
+sweep job folders (tx_keras/run_folder/job_folder.py).
 """
 
 from hydra.core.config_store import ConfigStore
@@ -14,8 +14,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from tx_keras.data.task_config import register_schemas
 from tx_keras.export.export_config import ExportConfig
-from tx_keras.launch.job_folder import register_job_folder
 from tx_keras.models.model_config import ModelConfig
+from tx_keras.run_folder.job_folder import register_job_folder
 from tx_keras.training.logging_config import LoggingConfig
 from tx_keras.training.run.run_config import RunKeys
 from tx_keras.training.trainer_config import TrainerConfig

@@ -1,11 +1,11 @@
 """Sweep job folder names: Hydra's `{num}_{overrides}` with a corpus path kept flat and a long command cut
-under the file-name limit, the same way on every rerun (tx_keras/launch/job_folder.py)."""
+under the file-name limit, the same way on every rerun (tx_keras/run_folder/job_folder.py)."""
 
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from tx_keras.launch.job_folder import MAX_BYTES, RESOLVER, job_folder, register_job_folder
+from tx_keras.run_folder.job_folder import MAX_BYTES, RESOLVER, job_folder, register_job_folder
 
 
 def test_a_short_name_is_hydra_s_own_and_a_path_does_not_nest_folders():

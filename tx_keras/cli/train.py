@@ -11,7 +11,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from tx_keras.launch.job_folder import register_job_folder
+from tx_keras.run_folder.job_folder import register_job_folder
 from tx_keras.runtime.allocator import configure_allocator
 from tx_keras.runtime.quiet_startup import quiet_absl
 
