@@ -49,6 +49,13 @@ def _write_run(folder: Path, steps: list[int]) -> None:
             write_attention(records, step)
 
 
+def _next_second() -> None:
+    """Wait into the next second before a run's next event file, as a resumed run's comes later: two files
+    one process opens in the same second differ only by a counter, which TensorBoard's watcher compares as
+    text ("100" before "99"), so it would skip the newer one."""
+    time.sleep(1.01 - time.time() % 1)
+
+
 def _write_old_run(folder: Path) -> None:
     """An older run: scalars only, plus a summary of the plugin in a format version this code cannot read."""
     folder.mkdir(parents=True)
@@ -177,6 +184,7 @@ def test_a_run_folder_deleted_while_open_gives_a_clear_404(board):
 
 def test_a_growing_run_shows_new_epochs_after_a_reload(board):
     client, multiplexer, logdir = board
+    _next_second()
     with tf.summary.create_file_writer(str(logdir / "0_heads=3")).as_default():
         write_attention(
             [(ProbeAttention(0, "cross", QUERIES, KEYS, "the cat", "le chat"), _weights(5, "cross"))], 5
@@ -197,10 +205,7 @@ def test_runs_reads_the_weights_for_the_steps_only_when_a_run_grew(tmp_path):
     for _ in range(3):  # the page polls
         assert _json(client.get(f"{PREFIX}/runs"))["runs"][0]["steps"] == [1, 2]
     assert len(reads) == 1
-    # The next event file as a resumed run writes it, in a later second: two files one process opens in the
-    # same second differ only by a counter, which TensorBoard's watcher compares as text ("100" < "99") and
-    # so skips the newer one.
-    time.sleep(1.01 - time.time() % 1)
+    _next_second()
     with tf.summary.create_file_writer(str(tmp_path / "logs" / "a")).as_default():
         write_attention(
             [(ProbeAttention(0, "cross", QUERIES, KEYS, "the cat", "le chat"), _weights(3, "cross"))], 3
