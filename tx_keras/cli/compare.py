@@ -14,7 +14,7 @@ from tx_keras.cli.command_parser import CommandParser, command_parser
 # The event-file reader imports TensorFlow: its start-up lines (CUDA probing on a CPU) stay off stderr.
 from tx_keras.runtime.quiet_startup import start_tensorflow
 
-TEST_PREFIX = "test_"  # the figures --validation-only leaves out
+TEST_PREFIX = "test_"  # the test split's figures: --validation-only leaves them out
 
 
 def without_test(metrics: dict[str, float]) -> dict[str, float]:
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     plot_metric_by_knob(runs, args.metric, out / f"{args.metric}_by_knob.png")
     plot_groups(groups, varying_knobs(groups), args.metric, out / f"{args.metric}_by_group.png")
     sessions = write_group_sessions(out, groups, [args.metric, *others])
-    if args.metric.startswith("test_"):
+    if args.metric.startswith(TEST_PREFIX):
         print(f"tx-compare: note: choices belong to validation; {args.metric} reports the one chosen")
     print(as_text(header, rows), end="")
     print(f"\n{caption}\n")

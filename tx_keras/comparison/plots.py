@@ -94,15 +94,15 @@ def plot_metric_by_knob(runs: list[RunRecord], metric: str, path: Path) -> None:
         values = [run.metrics.get(metric, math.nan) for run in runs]
         numbers = _numeric(labels) if knob != "run" else None
         if numbers is not None:
-            scatter = axes.scatter(numbers, values, c=order, cmap="viridis", vmin=0, vmax=max(order[-1], 1))
+            x = numbers
             positive = [number for number in numbers if number > 0]
             if len(positive) == len(numbers) and max(positive) / min(positive) > LOG_SPAN:
                 axes.set_xscale("log")
         else:
             ticks = sorted(set(labels), key=_natural)
             x = [ticks.index(label) for label in labels]
-            scatter = axes.scatter(x, values, c=order, cmap="viridis", vmin=0, vmax=max(order[-1], 1))
             axes.set_xticks(range(len(ticks)), [shown_value(tick) for tick in ticks], rotation=30, fontsize=8)
+        scatter = axes.scatter(x, values, c=order, cmap="viridis", vmin=0, vmax=max(order[-1], 1))
         axes.set_xlabel(knob)
         axes.set_ylabel(metric)
     if scatter is not None and len(runs) > 1:
