@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import select
 import signal
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 import tensorflow as tf
 
+from tx_keras.cli import board
 from tx_keras.cli.board import _is_loopback
 
 TX_BOARD = Path(sys.executable).parent / "tx-board"
@@ -141,3 +143,27 @@ def test_missing_logdir_is_a_one_line_error(tmp_path):
     assert result.returncode == 2
     assert result.stderr.splitlines() == [f"tx-board: error: logdir {missing} does not exist"]
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_during_the_tensorflow_import_waits_for_it_then_stops(monkeypatch, signal_number):
+    """The signal that lands mid-import does not cut into it (it once surfaced as an ImportError, once not
+    at all): the import finishes, then the stop comes as KeyboardInterrupt, and the handlers are back."""
+    finished: list[bool] = []
+
+    def import_hit_by_a_signal() -> None:
+        os.kill(os.getpid(), signal_number)
+        time.sleep(0.2)  # Python runs a pending handler between bytecodes: this nap is where it would
+        finished.append(True)
+
+    monkeypatch.setattr(board, "start_tensorflow", import_hit_by_a_signal)
+    saved = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            board._start_tensorflow_then_honour_stop()
+        assert finished == [True]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert signal.getsignal(signal.SIGTERM) is signal.default_int_handler
+    finally:
+        for number, handler in saved.items():
+            signal.signal(number, handler)

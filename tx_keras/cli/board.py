@@ -41,6 +41,25 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _start_tensorflow_then_honour_stop() -> None:
+    """Import TensorFlow with Ctrl-C and SIGTERM held until it returns, then stop if one came.
+
+    An interrupt raised inside that import is not reliably a KeyboardInterrupt (measured: once an
+    `ImportError` about optree ended tx-board with a traceback, once the interrupt was swallowed and
+    tx-board kept serving), so the stop waits the few seconds the import takes.
+    """
+    asked: list[int] = []
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda signal_number, _frame: asked.append(signal_number))
+    try:
+        start_tensorflow()
+    finally:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, signal.default_int_handler)
+    if asked:
+        raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
     """Start TensorBoard, print its URL, block until Ctrl-C or SIGTERM, then exit 0."""
     parser = _parser()
@@ -70,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"tx-board: loss and accuracy first: {url}#scalars", flush=True)
         # TensorBoard imports TensorFlow on the first page that reads tensors, and its CUDA probe lines
         # would land on this terminal: start it here, quietly, after the URL is out (~5 s, not before it).
-        start_tensorflow()
+        _start_tensorflow_then_honour_stop()
         while True:
             time.sleep(1)  # short naps: a signal delivered to a server thread is still seen within a second
     except KeyboardInterrupt:
