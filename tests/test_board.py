@@ -159,6 +159,8 @@ def test_a_stop_during_the_tensorflow_import_waits_for_it_then_stops(monkeypatch
     monkeypatch.setattr(board, "start_tensorflow", import_hit_by_a_signal)
     saved = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
+        for number in saved:  # as main() sets them: a stop that cut into the import would raise there
+            signal.signal(number, signal.default_int_handler)
         with pytest.raises(KeyboardInterrupt):
             board._start_tensorflow_then_honour_stop()
         assert finished == [True]
