@@ -157,7 +157,7 @@ def test_a_stop_during_the_tensorflow_import_waits_for_it_then_stops(monkeypatch
         finished.append(True)
 
     monkeypatch.setattr(board, "start_tensorflow", import_hit_by_a_signal)
-    saved = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    saved = {number: signal.getsignal(number) for number in board.STOP_SIGNALS}
     try:
         for number in saved:  # as main() sets them: a stop that cut into the import would raise there
             signal.signal(number, signal.default_int_handler)

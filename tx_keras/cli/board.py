@@ -14,6 +14,8 @@ from tx_keras.cli.command_parser import CommandParser, command_parser
 # First: notes whether the user set TF_CPP_MIN_LOG_LEVEL, then sets its default (TensorFlow reads it once).
 from tx_keras.runtime.quiet_startup import start_tensorflow
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C, and systemd / docker stop / kill
+
 
 def _parser() -> CommandParser:
     parser = command_parser(
@@ -49,13 +51,15 @@ def _start_tensorflow_then_honour_stop() -> None:
     tx-board kept serving), so the stop waits the few seconds the import takes.
     """
     asked: list[int] = []
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, lambda signal_number, _frame: asked.append(signal_number))
+    previous = {
+        number: signal.signal(number, lambda signal_number, _frame: asked.append(signal_number))
+        for number in STOP_SIGNALS
+    }
     try:
         start_tensorflow()
     finally:
-        for number in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(number, signal.default_int_handler)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
     if asked:
         raise KeyboardInterrupt
 
@@ -73,8 +77,8 @@ def main(argv: list[str] | None = None) -> None:
             file=sys.stderr,
         )
     # SIGTERM (systemd, docker stop, kill) ends the server the same quiet way Ctrl-C does.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    for number in STOP_SIGNALS:
+        signal.signal(number, signal.default_int_handler)
     try:
         from tensorboard import program
 
