@@ -191,6 +191,37 @@ def test_each_group_of_seeds_is_one_hparams_session_with_mean_sd_and_n(tmp_path)
     assert len(list((folder / sessions[0]).glob("events.out.tfevents.*"))) == 1
 
 
+def test_a_group_with_a_long_setting_gets_a_session_folder_a_file_system_accepts(tmp_path):
+    """A preset's decision (a corpus path, a budget, ten knobs) names a group past 255 bytes: its session
+    folder is cut as a sweep's job folders are, and two such groups keep folders of their own."""
+    from tx_keras.comparison.group_hparams import write_group_sessions
+
+    long = {f"model.knob_{i}": "0.0" + "9" * 20 for i in range(12)}
+    runs = [
+        RunRecord(
+            f"{job}_x",
+            Path("no_folder") / str(job),
+            {**long, "data.path": path, "seed": str(seed)},
+            "completed",
+            metrics={"validation_bleu": value},
+        )
+        for job, (path, seed, value) in enumerate(
+            [
+                ("/a/eng-fra.tsv", 0, 40.0),
+                ("/a/eng-fra.tsv", 1, 41.0),
+                ("/b/eng-fra.tsv", 0, 38.0),
+                ("/b/eng-fra.tsv", 1, 38.5),
+            ]
+        )
+    ]
+    assert len(",".join(f"{k}={v}" for k, v in runs[0].overrides.items()).encode()) > 255
+    folder = write_group_sessions(tmp_path, compare_groups(runs, "validation_bleu"), ["validation_bleu"])
+    sessions = sorted(path.name for path in folder.iterdir() if path.is_dir())
+    assert [name[:2] for name in sessions] == ["1_", "2_"]
+    assert all(len(name.encode()) <= 200 and "/" not in name for name in sessions)
+    assert all(list((folder / name).glob("events.out.tfevents.*")) for name in sessions)
+
+
 def _job(folder, overrides, value, status="completed"):
     """A job folder as tx-train leaves it, with `status` and the metric (none unless completed)."""
     (folder / ".hydra").mkdir(parents=True)

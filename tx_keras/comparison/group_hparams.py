@@ -23,6 +23,7 @@ from omegaconf import OmegaConf
 from tensorboard.plugins.hparams import api as hp
 
 from tx_keras.comparison.groups import Group, metric_summary
+from tx_keras.run_folder.job_folder import job_folder
 from tx_keras.run_folder.summary import summary_or_none
 from tx_keras.training.run.hparams import HPARAM_GROUPS, flatten_hparams
 
@@ -51,8 +52,9 @@ def _whole(config: object) -> bool:
 
 
 def _name(rank: int, group: Group) -> str:
-    label = ",".join(f"{key}={value}" for key, value in group.setting) or "all"
-    return f"{rank}_{label}".replace("/", "_")
+    """`{rank}_{setting}`, cut as a sweep's job folders are: a preset with a corpus path, a budget and ten
+    searched knobs passes the 255-byte file-name limit."""
+    return job_folder(rank, ",".join(f"{key}={value}" for key, value in group.setting) or "all")
 
 
 def write_group_sessions(out: Path, groups: list[Group], metrics: list[str]) -> Path | None:
